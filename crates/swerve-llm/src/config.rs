@@ -3,9 +3,10 @@
 //! configured; the key itself is read when a request is sent and never stored.
 //!
 //! ```toml
-//! base_url = "http://127.0.0.1:8000/v1"
-//! model = "Qwen/Qwen3-8B"
+//! base_url = "http://127.0.0.1:8000/v1"   # or https://…
+//! name = "Qwen/Qwen3-8B"   # sent as the request's `model`
 //! api_key_env = "VLLM_API_KEY"
+//! # ca_cert = "/etc/ssl/corp-ca.pem"    # extra root certificates (PEM) for https
 //! mode = "chat"            # or "completions" for prompt-rendered mode
 //! timeout_secs = 600
 //! max_retries = 5
@@ -17,6 +18,8 @@
 //! [extra_body]             # merged into every request body
 //! top_k = 20
 //! ```
+
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -35,42 +38,53 @@ pub enum ApiMode {
 }
 
 /// Settings of an [`HttpModel`](crate::HttpModel).
+///
+/// Every field has a default so a configuration can be assembled from layers (a file, a
+/// preset, command-line overrides); [`HttpModel::new`](crate::HttpModel::new) rejects an empty
+/// `base_url` or model name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct HttpModelConfig {
     /// The API root including its version segment, e.g.
     /// `http://127.0.0.1:8000/v1`; `/chat/completions` or `/completions` is
     /// appended.
     pub base_url: String,
-    /// The model name sent in each request and looked up in the price table.
+    /// The model name sent in each request and looked up in the price table
+    /// (`name` in TOML and JSON).
+    #[serde(rename = "name")]
     pub model: String,
     /// The environment variable holding the API key. When it is unset or
     /// empty no `Authorization` header is sent (fine for a local vLLM).
-    #[serde(default = "default_api_key_env")]
     pub api_key_env: String,
+    /// A PEM file of extra root certificates to trust for an `https`
+    /// `base_url`, on top of the system's: the CA of a corporate proxy, or a
+    /// self-signed server certificate. Unset by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_cert: Option<PathBuf>,
     /// Chat or raw completions.
-    #[serde(default)]
     pub mode: ApiMode,
     /// Limit for one attempt, from connecting until the whole body is read.
-    #[serde(default = "default_timeout_secs")]
     pub timeout_secs: f64,
     /// Retries after the first attempt for transient failures (408, 429,
-    /// 500, 502, 503, 504, connection errors, timeouts, bodies cut short).
-    #[serde(default = "default_max_retries")]
+    /// 500, 502, 503, 504, connection errors, timeouts, bodies cut short);
+    /// an untrusted TLS certificate is final.
     pub max_retries: u32,
     /// The first back-off ceiling; it doubles with each retry.
-    #[serde(default = "default_backoff_base_secs")]
     pub backoff_base_secs: f64,
     /// The largest back-off, also the cap on a server's `Retry-After`.
-    #[serde(default = "default_backoff_max_secs")]
     pub backoff_max_secs: f64,
     /// Default sampling parameters; a request's own values win.
-    #[serde(default)]
     pub sampling: Sampling,
     /// Fields merged into every request body after the standard ones (so
     /// they can override them), e.g. `top_k` or `chat_template_kwargs`.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub extra_body: Map<String, Value>,
+}
+
+impl Default for HttpModelConfig {
+    fn default() -> Self {
+        Self::new("", "")
+    }
 }
 
 impl HttpModelConfig {
@@ -80,6 +94,7 @@ impl HttpModelConfig {
             base_url: base_url.into(),
             model: model.into(),
             api_key_env: default_api_key_env(),
+            ca_cert: None,
             mode: ApiMode::default(),
             timeout_secs: default_timeout_secs(),
             max_retries: default_max_retries(),
@@ -120,7 +135,7 @@ mod tests {
         let config: HttpModelConfig = toml::from_str(
             r#"
             base_url = "http://127.0.0.1:8000/v1"
-            model = "m"
+            name = "m"
             mode = "completions"
             [sampling]
             temperature = 0.5
@@ -148,13 +163,26 @@ mod tests {
     }
 
     #[test]
+    fn ca_cert_is_optional_and_omitted_when_unset() {
+        let config: HttpModelConfig = toml::from_str(
+            "base_url = \"https://api.example.com/v1\"\nname = \"m\"\nca_cert = \"/etc/ca.pem\"\n",
+        )
+        .unwrap();
+        assert_eq!(config.ca_cert, Some(PathBuf::from("/etc/ca.pem")));
+        assert!(toml::to_string(&config).unwrap().contains("ca_cert"));
+        let config = HttpModelConfig::new("https://api.example.com/v1", "m");
+        assert_eq!(config.ca_cert, None);
+        assert!(!toml::to_string(&config).unwrap().contains("ca_cert"));
+    }
+
+    #[test]
     fn unknown_fields_are_rejected() {
         let error =
-            toml::from_str::<HttpModelConfig>("base_url = \"x\"\nmodel = \"m\"\napi_key = \"k\"\n")
+            toml::from_str::<HttpModelConfig>("base_url = \"x\"\nname = \"m\"\napi_key = \"k\"\n")
                 .unwrap_err();
         assert!(error.to_string().contains("api_key"), "{error}");
         let error = toml::from_str::<HttpModelConfig>(
-            "base_url = \"x\"\nmodel = \"m\"\n[sampling]\ntemprature = 1\n",
+            "base_url = \"x\"\nname = \"m\"\n[sampling]\ntemprature = 1\n",
         )
         .unwrap_err();
         assert!(error.to_string().contains("temprature"), "{error}");

@@ -10,7 +10,9 @@ use std::time::Duration;
 use thiserror::Error;
 
 /// A failed model call. Transient kinds (`Timeout`, `RateLimited`, `Connection`,
-/// 5xx `Server`) are only returned after the backend's retries ran out.
+/// 5xx `Server`) are only returned after the backend's retries ran out, except a
+/// `Connection` error from a TLS handshake that cannot succeed on a retry (an untrusted
+/// or mismatched certificate, plain HTTP behind an https URL), returned at once.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ModelError {
     /// No complete answer within the per-request timeout, on every attempt.
@@ -37,7 +39,7 @@ pub enum ModelError {
         body: String,
     },
     /// The connection could not be made or broke before a response arrived,
-    /// on every attempt.
+    /// on every attempt (or the TLS handshake failed for good).
     #[error("could not reach the model endpoint: {detail}")]
     Connection {
         /// What the transport reported.

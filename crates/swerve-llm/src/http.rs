@@ -1,15 +1,28 @@
-//! The OpenAI-compatible HTTP backend (vLLM, SGLang, hosted APIs behind an
-//! `http://` endpoint): one POST per attempt, each bounded by a timeout that
-//! covers connecting, the response head and the whole body; bounded retries
-//! for transient failures; usage, cost, latency and token capture.
+//! The OpenAI-compatible HTTP backend (vLLM, SGLang, hosted APIs; `http://`
+//! or `https://` endpoints): one POST per attempt, each bounded by a timeout
+//! that covers connecting, the response head and the whole body; bounded
+//! retries for transient failures; usage, cost, latency and token capture.
 //!
 //! The API key is read from the configured environment variable for each
 //! call, sent as a sensitive header, and scrubbed from every error text.
+//!
+//! TLS is rustls with the *ring* crypto provider, handed to reqwest as a
+//! ready-made configuration (no process-wide provider is installed). Server
+//! certificates are checked against the system's root certificates plus those
+//! in the optional `ca_cert` PEM file. A certificate that is not trusted, or
+//! a handshake that fails on our side (e.g. a plain-HTTP server on an
+//! `https://` URL), is reported at once and not retried: the next attempt
+//! would fail the same way. A TLS alert sent by the server is retried.
 
+use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use reqwest::{Client, Url};
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
+use rustls::{CertificateError, RootCertStore};
 use tracing::Instrument;
 
 use crate::config::{ApiMode, HttpModelConfig};
@@ -36,6 +49,9 @@ pub struct HttpModel {
     timeout: Duration,
     backoff: Backoff,
     prices: PriceTable,
+    /// No root certificates were found on the system: only `ca_cert` (if
+    /// set) is trusted. Mentioned when a certificate is rejected.
+    no_system_roots: bool,
 }
 
 impl HttpModel {
@@ -49,7 +65,12 @@ impl HttpModel {
         };
         if config.model.is_empty() {
             return Err(ModelError::config(
-                "`model` is empty; name the served model",
+                "the model `name` is empty; name the served model",
+            ));
+        }
+        if config.base_url.is_empty() {
+            return Err(ModelError::config(
+                "`base_url` is empty; set it to the server's API root, e.g. http://127.0.0.1:8000/v1",
             ));
         }
         let base = Url::parse(config.base_url.trim_end_matches('/')).map_err(|error| {
@@ -58,25 +79,23 @@ impl HttpModel {
                 config.base_url
             ))
         })?;
-        match base.scheme() {
-            "http" => {}
-            "https" => {
-                return Err(ModelError::config(format!(
-                    "`base_url` {:?} uses https, but this build has no TLS support; use an \
-                     http:// endpoint (a local server or a TLS-terminating proxy)",
-                    config.base_url
-                )));
-            }
+        let https = match base.scheme() {
+            "http" => false,
+            "https" => true,
             other => {
                 return Err(ModelError::config(format!(
-                    "`base_url` {:?} has scheme `{other}`; expected http",
+                    "`base_url` {:?} has scheme `{other}`; expected http or https",
                     config.base_url
                 )));
             }
-        }
+        };
         let url = Url::parse(&format!("{base}/{}", wire::endpoint(config.mode)))
             .map_err(|error| ModelError::config(format!("`base_url`: {error}")))?;
+        // Built for http endpoints too: reqwest needs a TLS configuration
+        // either way, and a redirect may lead to https.
+        let (tls, no_system_roots) = tls_config(config.ca_cert.as_deref(), https)?;
         let client = Client::builder()
+            .tls_backend_preconfigured(tls)
             .connect_timeout(timeout)
             .user_agent(concat!("swerve-llm/", env!("CARGO_PKG_VERSION")))
             .build()
@@ -90,6 +109,7 @@ impl HttpModel {
             timeout,
             backoff,
             prices: PriceTable::builtin(),
+            no_system_roots,
         })
     }
 
@@ -227,6 +247,8 @@ impl HttpModel {
         let response = builder.send().await.map_err(|error| {
             if error.is_timeout() {
                 Failure::Timeout
+            } else if let Some(tls) = rustls_error(&error) {
+                self.tls_failure(tls, &error)
             } else {
                 Failure::Connection(error_chain(&error))
             }
@@ -252,6 +274,64 @@ impl HttpModel {
             body,
             retry_after,
         })
+    }
+
+    /// What a TLS error met while sending a request means: a rejected
+    /// certificate or a failed handshake is final; an alert from the server
+    /// (which may come from one bad node behind a load balancer) is retried
+    /// like any other connection failure.
+    fn tls_failure(&self, tls: &rustls::Error, error: &reqwest::Error) -> Failure {
+        let host = self.url.host_str().unwrap_or("the endpoint");
+        match tls {
+            rustls::Error::InvalidCertificate(reason) => {
+                let mut detail = format!("the TLS certificate of {host} was not trusted ({tls}).");
+                match reason {
+                    CertificateError::NotValidForName
+                    | CertificateError::NotValidForNameContext { .. } => detail.push_str(
+                        " It was issued for another host name: use that name in `base_url` \
+                         (`ca_cert` adds trusted roots; it does not change this check).",
+                    ),
+                    CertificateError::Expired
+                    | CertificateError::ExpiredContext { .. }
+                    | CertificateError::NotValidYet
+                    | CertificateError::NotValidYetContext { .. } => detail.push_str(
+                        " It is outside its validity period: check this machine's clock, else \
+                         the server's certificate needs renewing (`ca_cert` cannot help here).",
+                    ),
+                    _ => {
+                        if self.no_system_roots {
+                            detail.push_str(
+                                " No root certificates were found on this system (install the \
+                                 ca-certificates package or set SSL_CERT_FILE).",
+                            );
+                        }
+                        match &self.config.ca_cert {
+                            Some(path) => detail.push_str(&format!(
+                                " Trusted are the system's root certificates and those in \
+                                 `ca_cert` ({}); if the server's certificate is self-signed or \
+                                 from another private CA, add that certificate to the file.",
+                                path.display()
+                            )),
+                            None => detail.push_str(
+                                " If the server's certificate is self-signed or from a private \
+                                 CA (e.g. a corporate proxy), set `ca_cert` to a PEM file \
+                                 holding that CA certificate.",
+                            ),
+                        }
+                    }
+                }
+                Failure::Tls(detail)
+            }
+            rustls::Error::AlertReceived(_) => Failure::Connection(error_chain(error)),
+            rustls::Error::InvalidMessage(_) => Failure::Tls(format!(
+                "the TLS handshake with {host} failed ({tls}); if the server speaks plain \
+                 HTTP on this port, use an http:// `base_url`"
+            )),
+            _ => Failure::Tls(format!(
+                "the TLS handshake with {host} failed: {}",
+                error_chain(error)
+            )),
+        }
     }
 
     /// The API key from the configured variable, if one is set.
@@ -307,6 +387,99 @@ fn positive_secs(field: &str, secs: f64) -> Result<Duration, ModelError> {
                 "`{field}` is {secs}; it must be a positive number of seconds"
             ))
         })
+}
+
+/// The rustls configuration of a client (the *ring* provider, the system's
+/// roots plus `ca_cert`, HTTP/2 and HTTP/1.1 offered by ALPN as reqwest's own
+/// setup does), and whether the system had no root certificates.
+fn tls_config(
+    ca_cert: Option<&Path>,
+    https: bool,
+) -> Result<(rustls::ClientConfig, bool), ModelError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let extra = match ca_cert {
+        Some(path) => load_ca_cert(path)?,
+        None => Vec::new(),
+    };
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|error| ModelError::config(format!("cannot set up TLS: {error}")))?;
+    // With `extra` already checked, this only fails when the system has no
+    // root certificates and `ca_cert` is unset: fall back to trusting
+    // nothing, so plain-http use is unaffected and an https request reports
+    // an untrusted certificate with the reason.
+    let (builder, no_system_roots) =
+        match rustls_platform_verifier::Verifier::new_with_extra_roots(extra, provider) {
+            Ok(verifier) => (
+                builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(verifier)),
+                false,
+            ),
+            Err(error) => {
+                if https {
+                    tracing::warn!(%error, "no root certificates to check https servers against");
+                } else {
+                    tracing::debug!(%error, "no root certificates to check https servers against");
+                }
+                (builder.with_root_certificates(RootCertStore::empty()), true)
+            }
+        };
+    let mut config = builder.with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok((config, no_system_roots))
+}
+
+/// The certificates in the PEM file `path`, each checked to be usable as a
+/// root.
+fn load_ca_cert(path: &Path) -> Result<Vec<CertificateDer<'static>>, ModelError> {
+    let bad = |problem: String| {
+        ModelError::config(format!(
+            "`ca_cert` {}: {problem}; set `ca_cert` to a PEM file holding the CA \
+             certificate(s) to trust, or remove it to trust only the system's roots",
+            path.display()
+        ))
+    };
+    let pem = std::fs::read(path).map_err(|error| bad(format!("cannot be read ({error})")))?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| bad(format!("is not valid PEM ({error})")))?;
+    if certs.is_empty() {
+        return Err(bad(
+            "holds no certificate (no `-----BEGIN CERTIFICATE-----` block)".to_owned(),
+        ));
+    }
+    let mut roots = RootCertStore::empty();
+    for (index, cert) in certs.iter().enumerate() {
+        roots.add(cert.clone()).map_err(|error| {
+            bad(format!(
+                "certificate {} of {} cannot be used as a root ({error})",
+                index + 1,
+                certs.len()
+            ))
+        })?;
+    }
+    Ok(certs)
+}
+
+/// The rustls error behind a failed request, if there is one. An
+/// `io::Error`'s `source` skips the error it wraps (often another
+/// `io::Error` around the rustls one), so those are stepped into.
+fn rustls_error<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
+    let mut cause = Some(error);
+    while let Some(current) = cause {
+        if let Some(tls) = current.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        cause = match current
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref)
+        {
+            Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
+            None => current.source(),
+        };
+    }
+    None
 }
 
 /// An error and its sources, joined: reqwest's own message is often just
@@ -379,11 +552,11 @@ mod tests {
         let cases = [
             (HttpModelConfig::new("not a url", "m"), "base_url"),
             (
-                HttpModelConfig::new("https://api.example.com/v1", "m"),
-                "TLS",
+                HttpModelConfig::new("ftp://x/v1", "m"),
+                "expected http or https",
             ),
-            (HttpModelConfig::new("ftp://x/v1", "m"), "scheme"),
-            (HttpModelConfig::new("http://x/v1", ""), "model"),
+            (HttpModelConfig::new("http://x/v1", ""), "model `name`"),
+            (HttpModelConfig::new("", "m"), "`base_url` is empty"),
             (
                 HttpModelConfig {
                     timeout_secs: 0.0,
@@ -404,6 +577,49 @@ mod tests {
             assert!(matches!(error, ModelError::Config { .. }), "{error}");
             assert!(error.to_string().contains(needle), "{error} lacks {needle}");
         }
+    }
+
+    #[test]
+    fn accepts_https() {
+        let model =
+            HttpModel::new(HttpModelConfig::new("https://api.example.com/v1", "m")).unwrap();
+        assert_eq!(
+            model.url().as_str(),
+            "https://api.example.com/v1/chat/completions"
+        );
+    }
+
+    #[test]
+    fn ca_cert_must_hold_usable_certificates() {
+        let dir = std::env::temp_dir().join(format!("swerve-llm-ca-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cases = [
+            ("empty.pem", "", "holds no certificate"),
+            (
+                "garbage.pem",
+                "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+                "cannot be used as a root",
+            ),
+            (
+                "unterminated.pem",
+                "-----BEGIN CERTIFICATE-----\nAAAA\n",
+                "not valid PEM",
+            ),
+        ];
+        for (name, text, needle) in cases {
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap();
+            let config = HttpModelConfig {
+                ca_cert: Some(path.clone()),
+                ..HttpModelConfig::new("https://api.example.com/v1", "m")
+            };
+            let error = HttpModel::new(config).unwrap_err();
+            let text = error.to_string();
+            assert!(matches!(error, ModelError::Config { .. }), "{text}");
+            assert!(text.contains(needle), "{text} lacks {needle}");
+            assert!(text.contains(&path.display().to_string()), "{text}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -17,6 +17,10 @@ pub(crate) enum Failure {
     Timeout,
     /// The request could not be sent or no response head arrived.
     Connection(String),
+    /// The TLS handshake failed for a reason another attempt would meet
+    /// again (an untrusted certificate, no TLS on the port); the text says
+    /// what to change.
+    Tls(String),
     /// A 2xx head arrived but its body broke off.
     Truncated(String),
     /// A non-2xx status.
@@ -32,6 +36,7 @@ impl Failure {
     pub(crate) fn is_transient(&self) -> bool {
         match self {
             Failure::Timeout | Failure::Connection(_) | Failure::Truncated(_) => true,
+            Failure::Tls(_) => false,
             Failure::Status { status, .. } => matches!(status, 408 | 429 | 500 | 502 | 503 | 504),
         }
     }
@@ -48,7 +53,7 @@ impl Failure {
     pub(crate) fn into_error(self, attempts: u32, timeout: Duration) -> ModelError {
         match self {
             Failure::Timeout => ModelError::Timeout { attempts, timeout },
-            Failure::Connection(detail) => ModelError::Connection { detail },
+            Failure::Connection(detail) | Failure::Tls(detail) => ModelError::Connection { detail },
             Failure::Truncated(detail) => {
                 ModelError::malformed(format!("the response body was cut short: {detail}"))
             }
@@ -70,6 +75,7 @@ impl std::fmt::Display for Failure {
         match self {
             Failure::Timeout => f.write_str("timed out"),
             Failure::Connection(detail) => write!(f, "connection failed: {detail}"),
+            Failure::Tls(detail) => write!(f, "TLS failed: {detail}"),
             Failure::Truncated(detail) => write!(f, "body cut short: {detail}"),
             Failure::Status { status, body, .. } => write!(f, "HTTP {status}: {}", excerpt(body)),
         }
@@ -136,6 +142,7 @@ mod tests {
         }
         assert!(Failure::Timeout.is_transient());
         assert!(Failure::Truncated(String::new()).is_transient());
+        assert!(!Failure::Tls(String::new()).is_transient());
     }
 
     #[test]
