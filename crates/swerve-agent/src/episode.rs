@@ -15,7 +15,7 @@ use swerve_core::trajectory::{
     ChatToolCall, ExitReason, FunctionCall, Message, MessagesSent, Role, Step, Timings,
     TokenCapture, TrajectoryError, TrajectoryWriter, Usage,
 };
-use swerve_llm::{Model, ModelError, ModelRequest, ModelResponse, Sampling};
+use swerve_llm::{Model, ModelError, ModelRequest, ModelResponse};
 use swerve_tools::Toolbox;
 use swerve_tools::formats::{
     AssistantMessage, FormatErrorBudget, ModelOutput, NativeToolCall, ResultMessage, ResultRole,
@@ -30,6 +30,10 @@ use crate::prompt::{PromptContext, PromptError, Prompts};
 pub struct AgentConfig {
     /// Model calls at most (R2E-Gym's `max_steps`).
     pub max_steps: u32,
+    /// Stop once the context reaches this many tokens: the previous call's prompt and
+    /// completion, as the server counted them (a server's own context-length error ends the
+    /// episode the same way).
+    pub max_context_tokens: Option<u64>,
     /// Stop once prompt + completion tokens of all calls reach this.
     pub max_total_tokens: Option<u64>,
     /// Stop once the cost reaches this (in the price table's currency).
@@ -42,21 +46,19 @@ pub struct AgentConfig {
     pub max_repeats: u32,
     /// Ask the server for token ids and logprobs.
     pub capture_tokens: bool,
-    /// Sampling parameters for every call.
-    pub sampling: Sampling,
 }
 
 impl Default for AgentConfig {
     fn default() -> Self {
         Self {
             max_steps: 50,
+            max_context_tokens: None,
             max_total_tokens: None,
             max_cost: None,
             max_wall_secs: None,
             max_format_errors: 3,
             max_repeats: 3,
             capture_tokens: false,
-            sampling: Sampling::default(),
         }
     }
 }
@@ -132,6 +134,7 @@ impl Agent<'_> {
         let mut sent_before: Option<(usize, Vec<Message>)> = None;
         let mut budget = FormatErrorBudget::new(self.config.max_format_errors as usize);
         let mut recent_calls: VecDeque<String> = VecDeque::new();
+        let mut context_tokens = 0;
         let mut end = EpisodeEnd {
             exit_reason: ExitReason::MaxSteps,
             detail: None,
@@ -141,13 +144,12 @@ impl Agent<'_> {
             timings: Timings::default(),
         };
         for index in 0..self.config.max_steps as usize {
-            if let Some(reason) = self.limit_reached(&end, started) {
+            if let Some(reason) = self.limit_reached(&end, context_tokens, started) {
                 end.exit_reason = reason;
+                tracing::info!(reason = reason.as_str(), "limit reached");
                 return Ok(end);
             }
-            let mut request = ModelRequest::chat(messages.clone())
-                .with_session_id(session_id)
-                .with_sampling(self.config.sampling.clone());
+            let mut request = ModelRequest::chat(messages.clone()).with_session_id(session_id);
             if let Some(tools) = &tools {
                 request = request.with_tools(tools.clone());
             }
@@ -161,10 +163,12 @@ impl Agent<'_> {
                         ModelError::ContextLength { .. } => ExitReason::ContextLimit,
                         _ => ExitReason::ModelError,
                     };
+                    tracing::warn!(step = index, "model call failed: {error}");
                     end.detail = Some(error.to_string());
                     return Ok(end);
                 }
             };
+            context_tokens = response.usage.prompt_tokens + response.usage.completion_tokens;
             let mut step = self.record_response(index, &response, &messages, &sent_before);
             sent_before = Some((index, messages.clone()));
             end.steps += 1;
@@ -206,6 +210,15 @@ impl Agent<'_> {
                         self.format
                             .render_result(&observation, parsed.call_id.as_deref()),
                     ));
+                    tracing::info!(
+                        step = index,
+                        tool = %parsed.call.name,
+                        model_seconds = response.latency.as_secs_f64(),
+                        env_seconds,
+                        prompt_tokens = response.usage.prompt_tokens,
+                        completion_tokens = response.usage.completion_tokens,
+                        "step"
+                    );
                     step.tool_call = Some(parsed.call);
                     step.call_text = Some(parsed.call_text.clone());
                     step.observation = Some(observation);
@@ -237,6 +250,7 @@ impl Agent<'_> {
                     };
                     messages.push(assistant(reply, &response));
                     messages.push(result_message(self.format.render_error(&error)));
+                    tracing::warn!(step = index, "format error: {error}");
                     step.format_error = Some(error.to_string());
                     step.observation = Some(error.to_string());
                     writer.append_step(&step)?;
@@ -256,7 +270,12 @@ impl Agent<'_> {
     }
 
     /// The limit `end` has reached, if any.
-    fn limit_reached(&self, end: &EpisodeEnd, started: Instant) -> Option<ExitReason> {
+    fn limit_reached(
+        &self,
+        end: &EpisodeEnd,
+        context_tokens: u64,
+        started: Instant,
+    ) -> Option<ExitReason> {
         let config = self.config;
         if config
             .max_wall_secs
@@ -266,6 +285,12 @@ impl Agent<'_> {
         }
         if config.max_cost.is_some_and(|limit| end.cost >= limit) {
             return Some(ExitReason::CostLimit);
+        }
+        if config
+            .max_context_tokens
+            .is_some_and(|limit| context_tokens >= limit)
+        {
+            return Some(ExitReason::ContextLimit);
         }
         let tokens = end.usage.prompt_tokens + end.usage.completion_tokens;
         if config.max_total_tokens.is_some_and(|limit| tokens >= limit) {

@@ -20,6 +20,14 @@ pub struct GlobalOptions {
     /// Configuration file (default: ./swerve.toml if present).
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Apply a preset over the configuration file: a built-in name (`swerve config presets`)
+    /// or a TOML file. Repeatable; later ones win.
+    #[arg(long, global = true, value_name = "NAME|FILE")]
+    pub preset: Vec<String>,
+    /// Override one setting, e.g. `--set agent.max_steps=30` or `--set model.sampling.temperature=0.6`.
+    /// Applied after everything else. Repeatable.
+    #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
     /// Cache directory for base checkouts and workspaces (default: ~/.cache/swerve).
     #[arg(long, global = true, value_name = "DIR", env = "SWERVE_CACHE_DIR")]
     pub cache_dir: Option<PathBuf>,
@@ -74,6 +82,17 @@ pub enum Command {
     Eval(EvalArgs),
     /// Report sandbox capabilities, git, Python interpreters and cache locations.
     Doctor,
+    /// Show the resolved configuration, or the built-in presets.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the configuration that the file, presets and `--set` add up to, as TOML.
+    Show,
+    /// List the built-in presets with what each sets.
+    Presets,
 }
 
 #[derive(Debug, Subcommand)]
@@ -188,49 +207,85 @@ pub struct EvalArgs {
     pub ids: Vec<String>,
 }
 
+/// `swerve run`. Options left out come from the configuration (file, presets, `--set`); the
+/// ones given here override it.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The task file.
     #[arg(long, value_name = "FILE")]
     pub tasks: PathBuf,
-    /// Output directory (trajectories, preds.jsonl, summary.json); reruns resume in it.
+    /// Output directory (trajectories, logs, preds.jsonl, summary.json); reruns resume in it.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// `replay` (replays each task's demonstration from --demos) or a served model's name.
-    #[arg(long, default_value = "replay")]
-    pub model: String,
-    /// Base URL of an OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama, …), e.g. http://localhost:8000/v1.
+    /// `replay` (replays each task's demonstration) or a served model's name [model.name].
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Base URL of an OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama, …), e.g.
+    /// http://localhost:8000/v1 [model.base_url].
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// Environment variable holding the API key (never logged or recorded).
-    #[arg(long, default_value = "OPENAI_API_KEY", value_name = "NAME")]
-    pub api_key_env: String,
-    /// Demonstrations for `--model replay`, one <instance_id>.json each.
-    #[arg(long, value_name = "DIR", default_value = "examples/demos")]
-    pub demos: PathBuf,
-    /// Tool-call format: xml, xml_last, native or hermes.
-    #[arg(long, default_value = "xml")]
-    pub format: String,
-    /// Seconds a model request may take, answer included, before it is retried.
-    #[arg(long, default_value_t = 600.0)]
-    pub request_timeout: f64,
-    /// Retries of a failed model request (429, 5xx, timeouts, dropped connections).
-    #[arg(long, default_value_t = 5)]
-    pub max_retries: u32,
-    /// Rollouts per task.
-    #[arg(long, default_value_t = 1)]
-    pub samples: usize,
-    /// Rollouts at once.
-    #[arg(long, default_value_t = 8)]
-    pub concurrency: usize,
-    /// Model calls per rollout at most.
-    #[arg(long, default_value_t = 50)]
-    pub max_steps: u32,
+    /// Environment variable holding the API key, never logged or recorded [model.api_key_env].
+    #[arg(long, value_name = "NAME")]
+    pub api_key_env: Option<String>,
+    /// Demonstrations for `--model replay`, one <instance_id>.json each [run.demos].
+    #[arg(long, value_name = "DIR")]
+    pub demos: Option<PathBuf>,
+    /// Tool-call format: xml, xml_last, native or hermes [run.format].
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Seconds a model request may take, answer included, before it is retried
+    /// [model.timeout_secs].
+    #[arg(long, value_name = "SECS")]
+    pub request_timeout: Option<f64>,
+    /// Retries of a failed model request (429, 5xx, timeouts, dropped connections)
+    /// [model.max_retries].
+    #[arg(long, value_name = "N")]
+    pub max_retries: Option<u32>,
+    /// Rollouts per task [run.samples].
+    #[arg(long, value_name = "K")]
+    pub samples: Option<usize>,
+    /// Rollouts at once [run.concurrency].
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<usize>,
+    /// Model calls per rollout at most [agent.max_steps].
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<u32>,
+    /// Grade each rollout's patch by SWE-bench's rules as it ends; the report and reward go
+    /// into its trajectory [run.eval].
+    #[arg(long)]
+    pub eval: bool,
     /// Run rollouts again even if their trajectory is complete.
     #[arg(long)]
     pub redo: bool,
     /// Only these instance ids.
     pub ids: Vec<String>,
+}
+
+impl RunArgs {
+    /// The options given, as dotted configuration assignments.
+    pub fn assignments(&self) -> Vec<(String, String)> {
+        let quoted = |text: &str| toml::Value::String(text.to_owned()).to_string();
+        let path = |path: &PathBuf| quoted(&path.to_string_lossy());
+        [
+            ("model.name", self.model.as_deref().map(quoted)),
+            ("model.base_url", self.base_url.as_deref().map(quoted)),
+            ("model.api_key_env", self.api_key_env.as_deref().map(quoted)),
+            ("run.demos", self.demos.as_ref().map(path)),
+            ("run.format", self.format.as_deref().map(quoted)),
+            (
+                "model.timeout_secs",
+                self.request_timeout.map(|v| format!("{v:?}")),
+            ),
+            ("model.max_retries", self.max_retries.map(|v| v.to_string())),
+            ("run.samples", self.samples.map(|v| v.to_string())),
+            ("run.concurrency", self.concurrency.map(|v| v.to_string())),
+            ("agent.max_steps", self.max_steps.map(|v| v.to_string())),
+            ("run.eval", self.eval.then(|| "true".to_owned())),
+        ]
+        .into_iter()
+        .filter_map(|(key, value)| Some((key.to_owned(), value?)))
+        .collect()
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -183,7 +183,7 @@ fn a_served_model_solves_tasks_through_loopback_http_despite_a_server_error() {
     );
     let lines = trajectory_lines(&out.join("trajectories/swerve-examples__calc-1__0.jsonl"));
     assert_eq!(lines[1]["usage"]["prompt_tokens"], 100);
-    assert_eq!(lines[0]["config"]["model"], "demo-model");
+    assert_eq!(lines[0]["config"]["model"]["name"], "demo-model");
 }
 
 #[test]

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -26,6 +26,26 @@ use crate::cli::EvalArgs;
 use crate::config::Config;
 use crate::open;
 
+/// The shipped environment recipes, extended by those in `extra`.
+pub fn recipes(extra: Option<&Path>) -> Result<RecipeTable> {
+    let mut recipes = RecipeTable::shipped();
+    if let Some(file) = extra {
+        recipes.extend(RecipeTable::load(file).map_err(|error| anyhow::anyhow!("{error}"))?);
+    }
+    Ok(recipes)
+}
+
+/// How evaluations run under `config`, keeping each instance's logs in `log_dir`.
+pub fn settings(config: &Config, log_dir: PathBuf) -> EvalSettings {
+    let mut workspace = config.workspace_options();
+    workspace.sandbox.output_cap_bytes = workspace.sandbox.output_cap_bytes.max(64 << 20);
+    EvalSettings {
+        workspace,
+        log_dir: Some(log_dir),
+        ..EvalSettings::default()
+    }
+}
+
 pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
     let tasks = open::selected_tasks(&args.tasks, &args.ids)?;
     std::fs::create_dir_all(&args.out)
@@ -34,22 +54,11 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
         return regrade(&tasks, dir, &args.out);
     }
     let patches = patches(&args, &tasks)?;
-    let mut recipes = RecipeTable::shipped();
-    if let Some(file) = &args.recipes {
-        recipes.extend(RecipeTable::load(file).map_err(|error| anyhow::anyhow!("{error}"))?);
-    }
+    let recipes = recipes(args.recipes.as_deref())?;
     let cache = config.cache()?;
     let repos = config.repo_map(&args.tasks);
-    let mut settings = EvalSettings {
-        log_dir: Some(args.out.join("logs")),
-        use_cache: !args.no_cache && args.repeat <= 1,
-        ..EvalSettings::default()
-    };
-    settings.workspace = {
-        let mut options = config.workspace_options();
-        options.sandbox.output_cap_bytes = options.sandbox.output_cap_bytes.max(64 << 20);
-        options
-    };
+    let mut settings = settings(config, args.out.join("logs"));
+    settings.use_cache = !args.no_cache && args.repeat <= 1;
     if let Some(seconds) = args.timeout {
         settings.test_timeout = Duration::from_secs_f64(seconds);
     }

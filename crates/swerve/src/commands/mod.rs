@@ -1,24 +1,27 @@
 //! One module per subcommand; [`run`] dispatches and applies command-line overrides.
 
+mod config;
 pub mod demo;
 mod doctor;
 mod env;
-mod eval;
+pub mod eval;
 mod run;
 mod tasks;
 pub mod traj;
 
 use std::process::ExitCode;
 
+use std::path::PathBuf;
+
 use anyhow::Result;
-use swerve_sandbox::{Isolation, Strategy};
 
 use crate::cli::{Cli, Command, IsolationArg, StrategyArg};
-use crate::config::Config;
+use crate::config::{Config, Sources};
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
-    let config = configure(&cli)?;
+    let resolved = Config::resolve(&sources(&cli))?;
+    let config = resolved.config;
     match cli.command {
         Command::Tasks(command) => tasks::run(command),
         Command::Env(command) => env::run(&config, command),
@@ -27,36 +30,55 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Traj(command) => traj::run(command),
         Command::Eval(args) => eval::run(&config, args),
         Command::Doctor => doctor::run(&config),
+        Command::Config(command) => config::run(&config, &resolved.origins, command),
     }
 }
 
-/// The configuration file with the command line's overrides applied.
-fn configure(cli: &Cli) -> Result<Config> {
+/// Where the configuration comes from: the file, the presets, the command line's options
+/// (global ones and `swerve run`'s) and its `--set` overrides.
+fn sources(cli: &Cli) -> Sources {
     let options = &cli.global;
-    let mut config = Config::load(options.config.as_deref())?;
-    if let Some(dir) = &options.cache_dir {
-        config.cache_dir = Some(dir.clone());
+    let quoted = |text: &str| toml::Value::String(text.to_owned()).to_string();
+    let path = |path: &PathBuf| quoted(&path.to_string_lossy());
+    let mut assignments: Vec<(String, String)> = [
+        ("cache_dir", options.cache_dir.as_ref().map(path)),
+        ("repos_dir", options.repos.as_ref().map(path)),
+        (
+            "sandbox.isolation",
+            options.isolation.map(|isolation| {
+                quoted(match isolation {
+                    IsolationArg::Auto => "auto",
+                    IsolationArg::Namespaces => "namespaces",
+                    IsolationArg::None => "none",
+                })
+            }),
+        ),
+        (
+            "workspace.strategy",
+            options.strategy.map(|strategy| {
+                quoted(match strategy {
+                    StrategyArg::Auto => "auto",
+                    StrategyArg::Overlay => "overlay",
+                    StrategyArg::Reflink => "reflink",
+                    StrategyArg::Copy => "copy",
+                })
+            }),
+        ),
+        (
+            "sandbox.network",
+            options.network.then(|| "true".to_owned()),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(key, value)| Some((key.to_owned(), value?)))
+    .collect();
+    if let Command::Run(args) = &cli.command {
+        assignments.extend(args.assignments());
     }
-    if let Some(dir) = &options.repos {
-        config.repos_dir = Some(dir.clone());
+    Sources {
+        file: options.config.clone(),
+        presets: options.preset.clone(),
+        options: assignments,
+        sets: options.set.clone(),
     }
-    if let Some(isolation) = options.isolation {
-        config.sandbox.isolation = match isolation {
-            IsolationArg::Auto => Isolation::Auto,
-            IsolationArg::Namespaces => Isolation::Namespaces,
-            IsolationArg::None => Isolation::None,
-        };
-    }
-    if let Some(strategy) = options.strategy {
-        config.workspace.strategy = match strategy {
-            StrategyArg::Auto => Strategy::Auto,
-            StrategyArg::Overlay => Strategy::Overlay,
-            StrategyArg::Reflink => Strategy::Reflink,
-            StrategyArg::Copy => Strategy::Copy,
-        };
-    }
-    if options.network {
-        config.sandbox.network = true;
-    }
-    Ok(config)
 }

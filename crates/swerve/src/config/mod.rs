@@ -1,19 +1,28 @@
-//! The `swerve.toml` configuration file and the command-line options that override it.
+//! The configuration: the `swerve.toml` file, presets, and the command-line options and
+//! `--set` overrides layered over it ([`layers`]).
 //!
 //! Lookup: `--config FILE`, else `./swerve.toml` if present, else defaults. Every section is
 //! optional; unknown keys are errors (a typo must not silently do nothing). See
 //! `docs/configuration.md`.
 
+pub mod layers;
+pub mod presets;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
+use swerve_agent::episode::AgentConfig;
+use swerve_agent::prompt::PromptTemplates;
+use swerve_llm::HttpModelConfig;
 use swerve_sandbox::{Cache, PatchOptions, RepoMap, SandboxConfig, Strategy, WorkspaceOptions};
 use swerve_tools::ToolConfig;
 
-/// The whole configuration file.
-#[derive(Debug, Clone, Default, Deserialize)]
+use layers::Layer;
+
+/// The whole configuration.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Cache directory (bases, workspace layers).
@@ -30,45 +39,122 @@ pub struct Config {
     pub patch: PatchOptions,
     /// Native tool settings.
     pub tools: ToolConfig,
+    /// `swerve run`: format, samples, concurrency.
+    pub run: RunSection,
+    /// The model: `replay`, or a served model and how to reach it.
+    pub model: HttpModelConfig,
+    /// The agent loop's limits.
+    pub agent: AgentConfig,
+    /// Prompt templates (Jinja); unset ones are swerve's defaults.
+    pub prompts: PromptTemplates,
+}
+
+/// The `[run]` section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunSection {
+    /// Tool-call format: xml, xml_last, native or hermes.
+    pub format: String,
+    /// Rollouts per task.
+    pub samples: usize,
+    /// Rollouts at once.
+    pub concurrency: usize,
+    /// Demonstrations replayed by `model.name = "replay"`, one `<instance_id>.json` each.
+    pub demos: PathBuf,
+    /// A price table (TOML) whose entries override the built-in ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prices: Option<PathBuf>,
+    /// Grade each rollout's patch by SWE-bench's rules as it ends, recording the report and
+    /// the reward (1 resolved, 0 not) in its trajectory.
+    pub eval: bool,
+    /// Environment recipes (TOML) for grading, over the shipped ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recipes: Option<PathBuf>,
+}
+
+impl Default for RunSection {
+    fn default() -> Self {
+        Self {
+            format: "xml".into(),
+            samples: 1,
+            concurrency: 8,
+            demos: PathBuf::from("examples/demos"),
+            prices: None,
+            eval: false,
+            recipes: None,
+        }
+    }
 }
 
 /// The `[workspace]` section.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct WorkspaceSection {
     /// Layer strategy: auto, overlay, reflink or copy.
     pub strategy: Strategy,
 }
 
+/// Where a configuration comes from, in the order the layers apply.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    /// `--config FILE`; `None` reads `./swerve.toml` when it exists.
+    pub file: Option<PathBuf>,
+    /// `--preset NAME|FILE`, in order.
+    pub presets: Vec<String>,
+    /// Command-line options, as dotted assignments.
+    pub options: Vec<(String, String)>,
+    /// `--set KEY=VALUE`, in order.
+    pub sets: Vec<String>,
+}
+
+/// A configuration and the layers it was assembled from.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub config: Config,
+    /// The layers' origins, first to last.
+    pub origins: Vec<String>,
+}
+
 impl Config {
-    /// Loads `path`, or `./swerve.toml` when `path` is `None` and that file exists.
-    pub fn load(path: Option<&Path>) -> Result<Self> {
-        let path = match path {
-            Some(path) => path.to_path_buf(),
-            None if Path::new("swerve.toml").exists() => PathBuf::from("swerve.toml"),
-            None => return Ok(Self::default()),
-        };
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read config file {}", path.display()))?;
-        let config: Self = toml::from_str(&text).map_err(|error| {
-            anyhow::anyhow!("{}: {}", path.display(), error.to_string().trim_end())
-        })?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        Ok(config.relative_to(base))
+    /// The configuration `sources` add up to: swerve's base settings, then the file, the
+    /// presets, the command-line options and the `--set` overrides.
+    pub fn resolve(sources: &Sources) -> Result<Resolved> {
+        let mut layers = vec![Layer::base()];
+        let file = sources
+            .file
+            .clone()
+            .or_else(|| Some(PathBuf::from("swerve.toml")).filter(|path| path.exists()));
+        if let Some(path) = file {
+            layers.push(Layer::file(&path)?);
+        }
+        for preset in &sources.presets {
+            layers.push(Layer::preset(preset)?);
+        }
+        if !sources.options.is_empty() {
+            layers.push(Layer::assignments("command-line option", &sources.options)?);
+        }
+        for set in &sources.sets {
+            layers.push(Layer::set(set)?);
+        }
+        let (config, _) = layers::merge(&layers)?;
+        Ok(Resolved {
+            config,
+            origins: layers.into_iter().map(|layer| layer.origin).collect(),
+        })
     }
 
-    /// Paths in a config file are relative to the file's directory.
-    fn relative_to(mut self, base: &Path) -> Self {
-        let resolve = |path: PathBuf| {
-            if path.is_relative() {
-                base.join(path)
-            } else {
-                path
-            }
+    /// Loads `path` (or `./swerve.toml`) over swerve's base settings, with no overrides.
+    pub fn load(path: Option<&Path>) -> Result<Self> {
+        let sources = Sources {
+            file: path.map(Path::to_path_buf),
+            ..Sources::default()
         };
-        self.cache_dir = self.cache_dir.map(resolve);
-        self.repos_dir = self.repos_dir.map(resolve);
-        self
+        Ok(Self::resolve(&sources)?.config)
+    }
+
+    /// This configuration as TOML (what `swerve config show` prints and runs save).
+    pub fn to_toml(&self) -> Result<String> {
+        toml::to_string(self).context("cannot render the configuration as TOML")
     }
 
     /// Opens the cache directory.
@@ -111,7 +197,7 @@ mod tests {
     /// Every TOML block of `docs/configuration.md`, joined, is a valid configuration.
     #[test]
     fn the_documented_configuration_parses() {
-        let doc = include_str!("../../../docs/configuration.md");
+        let doc = include_str!("../../../../docs/configuration.md");
         let blocks: Vec<&str> = doc
             .split("```toml")
             .skip(1)
@@ -119,6 +205,16 @@ mod tests {
             .collect();
         assert!(blocks.len() >= 2);
         let config: Config = toml::from_str(&blocks.join("\n")).unwrap();
+        assert!(config.to_toml().unwrap().contains("[agent]"));
+        // The documented run settings are the defaults.
+        assert_eq!(config.run, RunSection::default());
+        assert_eq!(config.agent, AgentConfig::default());
+        assert_eq!(config.model.model, "replay");
+        assert_eq!(
+            config.model,
+            HttpModelConfig::new("", "replay"),
+            "the documented [model] values are the defaults"
+        );
         assert_eq!(config.repos.len(), 2);
         assert_eq!(config.sandbox.limits.memory_bytes, Some(4 << 30));
         assert!(!config.tools.python_only);

@@ -1,277 +1,220 @@
-//! `swerve run`: run the agent on tasks, `--samples K` rollouts each, concurrently; write each
-//! rollout's trajectory as it goes, the patches as SWE-bench predictions, and a summary.
+//! `swerve run`: run the agent on tasks, `run.samples` rollouts each, `run.concurrency` at
+//! once; write each rollout's trajectory as it goes, its log, the patches as SWE-bench
+//! predictions, and a summary.
 //!
-//! Layout of `--out DIR`: `trajectories/<instance_id>__<sample>.jsonl` (one per rollout,
-//! appended step by step), `preds.jsonl` (SWE-bench predictions, sample 0 of each task),
-//! `summary.json`, and `config.json` (the resolved configuration). Runs resume by default: a
-//! rollout whose trajectory already has its outcome is skipped (`--redo` runs it again); one
-//! cut off by a crash is started over.
+//! Layout of `--out DIR`: `trajectories/<instance_id>__<sample>.jsonl` (appended step by
+//! step), `logs/<instance_id>__<sample>.log` (what happened, in words), `preds.jsonl`
+//! (sample 0 of each task), `summary.json`, and `config.toml` (the resolved configuration,
+//! usable again with `--config`). Runs resume by default: a rollout whose trajectory has its
+//! outcome is skipped (`--redo` runs it again); one cut off by a crash starts over. Resuming
+//! with settings that change results is refused, so one directory never mixes two set-ups.
 
-use std::collections::BTreeMap;
+mod models;
+mod progress;
+mod resources;
+mod rollout;
+mod summary;
+
+use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
-use serde_json::json;
-use swerve_agent::episode::{Agent, AgentConfig};
-use swerve_agent::prompt::{PromptTemplates, Prompts};
-use swerve_core::Task;
+use anyhow::{Context, Result, bail};
+use swerve_agent::prompt::Prompts;
 use swerve_core::atomic::write_atomically;
-use swerve_core::trajectory::{ExitReason, Header, Outcome, TrajectoryWriter, read_trajectory};
-use swerve_llm::{HttpModel, HttpModelConfig, Model, ReplayModel};
-use swerve_sandbox::Cache;
-use swerve_tools::formats::{self, ToolFormat};
+use swerve_tools::formats;
 
 use crate::cli::RunArgs;
-use crate::commands::demo;
+use crate::commands::eval;
 use crate::config::Config;
 use crate::open;
+use models::ModelSource;
+use progress::Progress;
+use rollout::{Evaluation, Rollout, Shared};
+use summary::Failure;
 
-/// What every rollout of a run shares.
-struct Shared {
-    config: Config,
-    cache: Cache,
-    task_file: PathBuf,
-    format: Box<dyn ToolFormat>,
-    prompts: Prompts,
-    agent_config: AgentConfig,
-}
-
-/// One rollout to run.
-struct Rollout {
-    task: Task,
-    sample: usize,
-    path: PathBuf,
-}
-
-impl Rollout {
-    fn id(&self) -> String {
-        format!("{}__{}", self.task.instance_id, self.sample)
-    }
-}
+/// Settings whose change would make a run directory mix rollouts of different set-ups.
+const RESULT_KEYS: &[&str] = &[
+    "agent",
+    "prompts",
+    "tools",
+    "patch",
+    "run.format",
+    "run.demos",
+    "run.eval",
+    "run.recipes",
+    "model.name",
+    "model.mode",
+    "model.sampling",
+    "model.extra_body",
+];
 
 pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
     let tasks = open::selected_tasks(&args.tasks, &args.ids)?;
-    let format = formats::from_name(&args.format).with_context(|| {
+    if config.run.samples == 0 || config.run.concurrency == 0 {
+        bail!("run.samples and run.concurrency must be at least 1");
+    }
+    let format = formats::from_name(&config.run.format).with_context(|| {
         format!(
-            "unknown --format {:?}; choose one of {}",
-            args.format,
+            "unknown tool-call format {:?} (run.format, --format); choose one of {}",
+            config.run.format,
             formats::FORMAT_NAMES.join(", ")
         )
     })?;
-    let agent_config = AgentConfig {
-        max_steps: args.max_steps,
-        ..AgentConfig::default()
-    };
-    let prompts = Prompts::new(&PromptTemplates::default())?;
-    let trajectories = args.out.join("trajectories");
-    std::fs::create_dir_all(&trajectories)
-        .with_context(|| format!("cannot create {}", trajectories.display()))?;
-    let resolved = json!({ "tasks": args.tasks, "model": args.model, "base_url": args.base_url, "format": args.format, "samples": args.samples, "agent": agent_config });
-    write_json(&args.out.join("config.json"), &resolved)?;
+    let prompts = Prompts::new(&config.prompts)?;
+    let source = Arc::new(ModelSource::new(config, &tasks)?);
+    let out = &args.out;
+    for dir in [out.join("trajectories"), out.join("logs")] {
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    save_config(config, out, args.redo)?;
 
     let rollouts: Vec<Rollout> = tasks
         .iter()
-        .flat_map(|task| (0..args.samples.max(1)).map(move |sample| (task, sample)))
-        .map(|(task, sample)| Rollout {
-            task: task.clone(),
-            sample,
-            path: trajectories.join(format!("{}__{sample}.jsonl", task.instance_id)),
-        })
+        .flat_map(|task| (0..config.run.samples).map(move |sample| Rollout::new(out, task, sample)))
         .collect();
-    let pending: Vec<Rollout> = rollouts
-        .into_iter()
-        .filter(|rollout| args.redo || !finished(&rollout.path))
+    let pending: Vec<usize> = (0..rollouts.len())
+        .filter(|&index| args.redo || !rollouts[index].finished())
         .collect();
-    let total = tasks.len() * args.samples.max(1);
     eprintln!(
-        "{} rollouts to run, {} already finished",
+        "{} rollouts to run, {} already finished; model {}, format {}, {} at once",
         pending.len(),
-        total - pending.len()
+        rollouts.len() - pending.len(),
+        config.model.model,
+        format.name(),
+        config.run.concurrency
     );
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let done = Arc::new(AtomicUsize::new(0));
+    let evaluation = match config.run.eval {
+        true => Some(Evaluation {
+            repos: config.repo_map(&args.tasks),
+            recipes: eval::recipes(config.run.recipes.as_deref())?,
+            settings: eval::settings(config, out.join("eval-logs")),
+        }),
+        false => None,
+    };
     let shared = Arc::new(Shared {
+        evaluation,
         config: config.clone(),
+        config_json: serde_json::to_value(config)?,
         cache: config.cache()?,
         task_file: args.tasks.clone(),
         format,
         prompts,
-        agent_config,
     });
     let started = Instant::now();
+    let rollouts = Arc::new(rollouts);
+    let progress = Arc::new(Progress::new(pending.len()));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     let results = runtime.block_on(async {
-        let semaphore = Arc::new(tokio::sync::Semaphore::new(args.concurrency.max(1)));
+        let semaphore = Arc::new(tokio::sync::Semaphore::new(config.run.concurrency));
         let mut handles = Vec::new();
-        for rollout in pending {
+        for &index in &pending {
             let permit = semaphore
                 .clone()
                 .acquire_owned()
                 .await
                 .expect("the semaphore is never closed");
-            let model = model_for(&args, &rollout)?;
-            let (shared, done) = (shared.clone(), done.clone());
-            handles.push(tokio::spawn(async move {
+            let (shared, rollouts, progress, source) = (
+                shared.clone(),
+                rollouts.clone(),
+                progress.clone(),
+                source.clone(),
+            );
+            let handle = tokio::spawn(async move {
                 let _permit = permit;
-                let id = rollout.id();
-                let result = run_rollout(&shared, &rollout, model.as_ref()).await;
-                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
-                match &result {
-                    Ok(outcome) => eprintln!(
-                        "[{finished}] {id:<44} {:<12} {:.1} s",
-                        outcome.exit_reason.as_str(),
-                        started.elapsed().as_secs_f64()
-                    ),
-                    Err(error) => eprintln!("[{finished}] {id:<44} ERROR {error:#}"),
+                let rollout = &rollouts[index];
+                progress.started();
+                let result = match source.for_task(&rollout.task) {
+                    Ok(model) => rollout.run(&shared, model.as_ref()).await,
+                    Err(error) => Err(error),
                 }
-                result.map_err(|error| format!("{error:#}"))
-            }));
+                .map_err(|error| format!("{error:#}"));
+                progress.finished(&rollout.id(), &result);
+                result
+            });
+            handles.push((index, handle));
         }
         let mut results = Vec::new();
-        for handle in handles {
-            results.push(
-                handle
-                    .await
-                    .unwrap_or_else(|error| Err(format!("the rollout panicked: {error}"))),
-            );
+        for (index, handle) in handles {
+            let result = handle
+                .await
+                .unwrap_or_else(|panic| Err(format!("the rollout panicked: {panic}")));
+            results.push((index, result));
         }
-        anyhow::Ok(results)
-    })?;
-    let failed = results.iter().filter(|result| result.is_err()).count();
-    let summary = summarize(&tasks, &trajectories, args.samples.max(1), &args.model)?;
-    write_json(&args.out.join("summary.json"), &summary)?;
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&summary["exit_reasons"])?
-    );
-    println!(
-        "{} rollouts, {} submitted, {failed} failed to run; predictions in {}",
-        summary["rollouts"],
-        summary["submitted"],
-        args.out.join("preds.jsonl").display()
-    );
-    Ok(if failed == 0 {
+        results
+    });
+    progress.finish();
+
+    let failed: Vec<Failure> = results
+        .iter()
+        .filter_map(|(index, result)| {
+            let error = result.as_ref().err()?;
+            Some(Failure {
+                id: rollouts[*index].id(),
+                error: error.clone(),
+                log: rollouts[*index].log.display().to_string(),
+            })
+        })
+        .collect();
+    let ran: BTreeSet<String> = pending.iter().map(|&index| rollouts[index].id()).collect();
+    let summary = summary::summarize(
+        out,
+        &rollouts,
+        &ran,
+        &config.model.model,
+        source.is_priced(),
+        failed,
+        started.elapsed().as_secs_f64(),
+    )?;
+    print!("{}", summary::render(&summary, out));
+    Ok(if summary.failed.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
 }
 
-/// Whether the trajectory at `path` has its outcome.
-fn finished(path: &Path) -> bool {
-    read_trajectory(path).is_ok_and(|read| read.trajectory.outcome.is_some())
-}
-
-/// The model for one rollout: a replay of the task's demonstration, or a served model.
-fn model_for(args: &RunArgs, rollout: &Rollout) -> Result<Arc<dyn Model>> {
-    if args.model == "replay" {
-        let path = args
-            .demos
-            .join(format!("{}.json", rollout.task.instance_id));
-        let demonstration = demo::load(&path)?;
-        let format = formats::from_name(&args.format).context("unknown format")?;
-        let turns = demonstration
-            .calls
+/// Writes the resolved configuration to `out/config.toml`, after checking that a run already
+/// in `out` used the same result-changing settings (unless `redo` starts it over).
+fn save_config(config: &Config, out: &Path, redo: bool) -> Result<()> {
+    let path = out.join("config.toml");
+    let text = config.to_toml()?;
+    if !redo && let Ok(saved) = std::fs::read_to_string(&path) {
+        let saved: toml::Table = saved
+            .parse()
+            .with_context(|| format!("{}: not a configuration file", path.display()))?;
+        let current: toml::Table = text.parse()?;
+        let changed: Vec<&str> = RESULT_KEYS
             .iter()
-            .map(|call| format.render_call("", call, None).content)
+            .copied()
+            .filter(|key| lookup(&saved, key) != lookup(&current, key))
             .collect();
-        return Ok(Arc::new(ReplayModel::new(turns)));
-    }
-    let base_url = args.base_url.clone().context(
-        "--model NAME needs --base-url URL (an OpenAI-compatible server), or use --model replay",
-    )?;
-    let mut http = HttpModelConfig::new(base_url, args.model.clone());
-    http.api_key_env = args.api_key_env.clone();
-    http.timeout_secs = args.request_timeout;
-    http.max_retries = args.max_retries;
-    Ok(Arc::new(HttpModel::new(http)?))
-}
-
-/// Runs one rollout to its end and writes its trajectory; returns its outcome.
-async fn run_rollout(shared: &Shared, rollout: &Rollout, model: &dyn Model) -> Result<Outcome> {
-    let Shared {
-        config,
-        cache,
-        task_file,
-        format,
-        prompts,
-        agent_config,
-    } = shared;
-    let format = format.as_ref();
-    let workspace =
-        tokio::task::block_in_place(|| open::workspace(config, cache, task_file, &rollout.task))?;
-    let mut toolbox = open::toolbox(config, &workspace);
-    let agent = Agent {
-        model,
-        format,
-        prompts,
-        config: agent_config,
-    };
-    let opening = agent.opening(
-        &rollout.task,
-        &toolbox,
-        &config.sandbox.mount_point.to_string_lossy(),
-    )?;
-    let mut header = Header::new(rollout.id(), rollout.task.instance_id.clone());
-    header.config =
-        json!({ "model": model.name(), "format": format.name(), "agent": agent_config });
-    header.prompt = opening.clone();
-    let mut writer = TrajectoryWriter::create(&rollout.path, &header)?;
-    let end = agent
-        .run(opening, &mut toolbox, &mut writer, &rollout.id())
-        .await?;
-    let patch = tokio::task::block_in_place(|| workspace.patch(&config.patch))?;
-    let mut outcome = Outcome::new(end.exit_reason, patch.diff);
-    outcome.exit_detail = end.detail;
-    outcome.cost = Some(end.cost);
-    outcome.usage = Some(end.usage);
-    outcome.timings = end.timings;
-    writer.finish(&outcome)?;
-    tokio::task::block_in_place(|| workspace.destroy())?;
-    Ok(outcome)
-}
-
-/// Counts exit reasons over every finished trajectory and writes `preds.jsonl`.
-fn summarize(tasks: &[Task], dir: &Path, samples: usize, model: &str) -> Result<serde_json::Value> {
-    let mut reasons: BTreeMap<&'static str, usize> = BTreeMap::new();
-    let (mut rollouts, mut submitted, mut cost) = (0, 0, 0.0);
-    let mut predictions = String::new();
-    for task in tasks {
-        for sample in 0..samples {
-            let Ok(read) =
-                read_trajectory(dir.join(format!("{}__{sample}.jsonl", task.instance_id)))
-            else {
-                continue;
-            };
-            let Some(outcome) = read.trajectory.outcome else {
-                continue;
-            };
-            rollouts += 1;
-            *reasons.entry(outcome.exit_reason.as_str()).or_default() += 1;
-            submitted += usize::from(outcome.exit_reason == ExitReason::Submitted);
-            cost += outcome.cost.unwrap_or(0.0);
-            if sample == 0 {
-                predictions.push_str(&format!("{}\n", json!({"instance_id": task.instance_id, "model_name_or_path": model, "model_patch": outcome.patch})));
-            }
+        if !changed.is_empty() {
+            bail!(
+                "{} was run with different settings ({}); resuming would mix two set-ups in one \
+                 run. Use a new --out, or --redo to run every rollout again with the new settings",
+                out.display(),
+                changed.join(", ")
+            );
         }
     }
-    let path = dir.parent().unwrap_or(dir).join("preds.jsonl");
-    write_atomically(&path, |out| out.write_all(predictions.as_bytes()))
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(
-        json!({ "rollouts": rollouts, "submitted": submitted, "cost": cost, "exit_reasons": reasons }),
-    )
+    write_atomically(&path, |file| file.write_all(text.as_bytes()))
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
-fn write_json(path: &Path, value: &serde_json::Value) -> Result<()> {
-    let json = serde_json::to_vec_pretty(value)?;
-    write_atomically(path, |out| out.write_all(&json))
-        .with_context(|| format!("cannot write {}", path.display()))
+/// The value at dotted `key` in `table`.
+fn lookup<'a>(table: &'a toml::Table, key: &str) -> Option<&'a toml::Value> {
+    let mut parts = key.split('.');
+    let mut value = table.get(parts.next()?)?;
+    for part in parts {
+        value = value.as_table()?.get(part)?;
+    }
+    Some(value)
 }

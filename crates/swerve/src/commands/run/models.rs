@@ -1,0 +1,100 @@
+//! Which model each rollout talks to: a replay of the task's demonstration, or the served
+//! model named in the configuration (one HTTP client shared by every rollout).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use swerve_core::Task;
+use swerve_llm::{HttpModel, Model, PriceTable, ReplayModel};
+use swerve_tools::formats::{self, ToolFormat};
+
+use crate::commands::demo;
+use crate::config::Config;
+
+/// The model name that replays demonstrations.
+pub const REPLAY: &str = "replay";
+
+/// Where rollouts get their model from.
+pub enum ModelSource {
+    /// Each task's demonstration, replayed call by call in the run's tool-call format.
+    Replay {
+        demos: PathBuf,
+        format: Box<dyn ToolFormat>,
+    },
+    /// A served model, and whether the price table knows it.
+    Served { http: Box<HttpModel>, priced: bool },
+}
+
+impl ModelSource {
+    /// The source `config` names, checked against `tasks` before anything runs: a replay
+    /// needs a demonstration for every task; a served model needs a valid endpoint.
+    pub fn new(config: &Config, tasks: &[Task]) -> Result<Self> {
+        let model = &config.model;
+        if model.model == REPLAY {
+            if !model.base_url.is_empty() {
+                bail!(
+                    "model.base_url is set ({}) but the model is `replay`; give --model NAME \
+                     (the served model's name) to use the server",
+                    model.base_url
+                );
+            }
+            let demos = config.run.demos.clone();
+            let missing: Vec<&str> = tasks
+                .iter()
+                .filter(|task| !demos.join(format!("{}.json", task.instance_id)).is_file())
+                .map(|task| task.instance_id.as_str())
+                .collect();
+            if !missing.is_empty() {
+                bail!(
+                    "--model replay needs a demonstration <instance_id>.json in {} for every \
+                     task; missing: {} (use --demos DIR, or --model NAME --base-url URL for a \
+                     served model)",
+                    demos.display(),
+                    missing.join(", ")
+                );
+            }
+            let format = formats::from_name(&config.run.format).context("unknown format")?;
+            return Ok(Self::Replay { demos, format });
+        }
+        if model.base_url.is_empty() {
+            bail!(
+                "--model {} needs --base-url URL (an OpenAI-compatible server, e.g. \
+                 http://127.0.0.1:8000/v1), or use --model replay",
+                model.model
+            );
+        }
+        let mut prices = PriceTable::builtin();
+        if let Some(path) = &config.run.prices {
+            prices = prices.overridden_by(PriceTable::load(path)?);
+        }
+        let priced = prices.get(&model.model).is_some();
+        let http = Box::new(HttpModel::new(model.clone())?.with_prices(prices));
+        Ok(Self::Served { http, priced })
+    }
+
+    /// The model for one rollout of `task`.
+    pub fn for_task(&self, task: &Task) -> Result<Arc<dyn Model>> {
+        match self {
+            Self::Replay { demos, format } => {
+                let demonstration = demo::load(&demos.join(format!("{}.json", task.instance_id)))?;
+                let turns = demonstration
+                    .calls
+                    .iter()
+                    .map(|call| format.render_call("", call, None).content)
+                    .collect();
+                Ok(Arc::new(ReplayModel::new(turns)))
+            }
+            Self::Served { http, .. } => Ok(Arc::new(http.as_ref().clone())),
+        }
+    }
+
+    /// Whether calls cost money by the price table (false for replays and for models the
+    /// table does not know, which are counted as free).
+    pub fn is_priced(&self) -> bool {
+        match self {
+            Self::Replay { .. } => false,
+            Self::Served { priced, .. } => *priced,
+        }
+    }
+}

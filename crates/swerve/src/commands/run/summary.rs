@@ -1,0 +1,217 @@
+//! The end of a run: `summary.json` and `preds.jsonl` from every finished trajectory in the
+//! run directory (earlier invocations' included), and the closing table on the console.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+use serde_json::json;
+use swerve_core::atomic::write_atomically;
+use swerve_core::trajectory::{ExitReason, Usage, read_trajectory};
+
+use super::resources::ResourceUsage;
+use super::rollout::Rollout;
+
+/// A rollout of this invocation that could not run to its end.
+#[derive(Debug, Clone, Serialize)]
+pub struct Failure {
+    pub id: String,
+    pub error: String,
+    /// Its log file.
+    pub log: String,
+}
+
+/// What `summary.json` holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Rollouts the run asks for (tasks × samples).
+    pub expected: usize,
+    /// Rollouts with a finished trajectory.
+    pub rollouts: usize,
+    pub submitted: usize,
+    /// Rollouts whose patch was graded (`--eval`), and how many of them resolved their task.
+    pub evaluated: usize,
+    pub resolved: usize,
+    pub exit_reasons: BTreeMap<&'static str, usize>,
+    /// Steps over all finished rollouts.
+    pub steps: usize,
+    pub usage: Usage,
+    pub cost: f64,
+    /// Whether the price table knows the model (an unknown model is counted as free).
+    pub cost_priced: bool,
+    /// Seconds waiting for the model and running tools, summed over rollouts.
+    pub model_seconds: f64,
+    pub env_seconds: f64,
+    /// Rollouts of this invocation that failed to run (they are retried by the next one).
+    pub failed: Vec<Failure>,
+    /// This invocation: rollouts and steps it ran, and what the swerve process used.
+    pub process: Process,
+}
+
+/// This invocation's share of the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Process {
+    pub rollouts_run: usize,
+    pub steps_run: usize,
+    pub wall_seconds: f64,
+    #[serde(flatten)]
+    pub resources: ResourceUsage,
+}
+
+/// Reads every rollout's trajectory, writes `preds.jsonl` (sample 0 of each task, as SWE-bench
+/// predictions named after `model`) and returns the summary.
+pub fn summarize(
+    out: &Path,
+    rollouts: &[Rollout],
+    ran: &BTreeSet<String>,
+    model: &str,
+    cost_priced: bool,
+    failed: Vec<Failure>,
+    wall_seconds: f64,
+) -> Result<Summary> {
+    let mut summary = Summary {
+        expected: rollouts.len(),
+        rollouts: 0,
+        submitted: 0,
+        evaluated: 0,
+        resolved: 0,
+        exit_reasons: BTreeMap::new(),
+        steps: 0,
+        usage: Usage::default(),
+        cost: 0.0,
+        cost_priced,
+        model_seconds: 0.0,
+        env_seconds: 0.0,
+        failed,
+        process: Process {
+            rollouts_run: ran.len(),
+            steps_run: 0,
+            wall_seconds,
+            resources: ResourceUsage::of_this_process(),
+        },
+    };
+    let mut predictions = String::new();
+    for rollout in rollouts {
+        let Ok(read) = read_trajectory(&rollout.path) else {
+            continue;
+        };
+        let Some(outcome) = read.trajectory.outcome else {
+            continue;
+        };
+        let steps = read.trajectory.steps.len();
+        summary.rollouts += 1;
+        summary.steps += steps;
+        if ran.contains(&rollout.id()) {
+            summary.process.steps_run += steps;
+        }
+        *summary
+            .exit_reasons
+            .entry(outcome.exit_reason.as_str())
+            .or_default() += 1;
+        summary.submitted += usize::from(outcome.exit_reason == ExitReason::Submitted);
+        summary.cost += outcome.cost.unwrap_or(0.0);
+        if let Some(reward) = outcome.reward {
+            summary.evaluated += 1;
+            summary.resolved += usize::from(reward >= 1.0);
+        }
+        if let Some(usage) = outcome.usage {
+            summary.usage += usage;
+        }
+        summary.model_seconds += outcome.timings.model_seconds.unwrap_or(0.0);
+        summary.env_seconds += outcome.timings.env_seconds.unwrap_or(0.0);
+        if rollout.sample == 0 {
+            let prediction = json!({
+                "instance_id": rollout.task.instance_id,
+                "model_name_or_path": model,
+                "model_patch": outcome.patch,
+            });
+            predictions.push_str(&format!("{prediction}\n"));
+        }
+    }
+    let path = out.join("preds.jsonl");
+    write_atomically(&path, |file| file.write_all(predictions.as_bytes()))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    let path = out.join("summary.json");
+    let json = serde_json::to_vec_pretty(&summary)?;
+    write_atomically(&path, |file| file.write_all(&json))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(summary)
+}
+
+/// The closing table: exit reasons, totals, time, failures and where the outputs are.
+pub fn render(summary: &Summary, out: &Path) -> String {
+    let mut text = String::new();
+    let _ = writeln!(text, "{:<16} {:>8}", "exit reason", "rollouts");
+    for (reason, count) in &summary.exit_reasons {
+        let _ = writeln!(text, "{reason:<16} {count:>8}");
+    }
+    let per_rollout = summary.steps as f64 / summary.rollouts.max(1) as f64;
+    let unfinished = summary.expected - summary.rollouts;
+    let _ = writeln!(
+        text,
+        "\n{} of {} rollouts finished ({} this time), {} submitted{}{}",
+        summary.rollouts,
+        summary.expected,
+        summary.process.rollouts_run,
+        summary.submitted,
+        if summary.evaluated > 0 {
+            format!(
+                ", {} of {} graded resolved",
+                summary.resolved, summary.evaluated
+            )
+        } else {
+            String::new()
+        },
+        if unfinished > 0 {
+            format!(", {unfinished} unfinished (run the command again to retry them)")
+        } else {
+            String::new()
+        }
+    );
+    let _ = writeln!(
+        text,
+        "steps {} ({per_rollout:.1} per rollout) · tokens {} in ({} cached) / {} out · cost ${:.4}{}",
+        summary.steps,
+        summary.usage.prompt_tokens,
+        summary.usage.cached_tokens,
+        summary.usage.completion_tokens,
+        summary.cost,
+        if summary.cost_priced {
+            ""
+        } else {
+            " (no price for this model)"
+        }
+    );
+    let _ = writeln!(
+        text,
+        "time: {:.1} s wall · {:.1} s model · {:.1} s tools (summed over rollouts)",
+        summary.process.wall_seconds, summary.model_seconds, summary.env_seconds
+    );
+    for failure in summary.failed.iter().take(10) {
+        let _ = writeln!(
+            text,
+            "FAILED {}: {} (log: {})",
+            failure.id,
+            failure.error.lines().next().unwrap_or(""),
+            failure.log
+        );
+    }
+    if summary.failed.len() > 10 {
+        let _ = writeln!(
+            text,
+            "… and {} more failures (summary.json lists them)",
+            summary.failed.len() - 10
+        );
+    }
+    let _ = writeln!(
+        text,
+        "predictions: {} · trajectories: {} · logs: {}",
+        out.join("preds.jsonl").display(),
+        out.join("trajectories").display(),
+        out.join("logs").display()
+    );
+    text
+}

@@ -1,0 +1,270 @@
+//! `swerve run` configured by presets and `--set` overrides: what reaches the rollouts, what
+//! is saved with the run, the limits, the per-rollout logs, and the refusal to resume a run
+//! with settings that change its results.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{Behaviour, examples, swerve};
+use serde_json::Value;
+
+fn trajectory_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn a_preset_and_overrides_reach_the_rollout_and_are_saved_with_the_run() {
+    let cache = tempfile::tempdir().unwrap();
+    let server = common::start(Behaviour::FirstFails, Duration::ZERO);
+    let out = cache.path().join("run");
+    let output = swerve(
+        cache.path(),
+        &[
+            "run",
+            "--tasks",
+            examples().to_str().unwrap(),
+            "--preset",
+            "r2egym",
+            "--model",
+            "demo-model",
+            "--base-url",
+            &server.url,
+            "--set",
+            "agent.max_steps=3",
+            "--set",
+            "model.backoff_base_secs=0.01",
+            "--out",
+            out.to_str().unwrap(),
+            "swerve-examples__calc-1",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    let saved = std::fs::read_to_string(out.join("config.toml")).unwrap();
+    let saved: toml::Table = saved.parse().unwrap();
+    assert_eq!(saved["agent"]["max_steps"].as_integer(), Some(3));
+    assert_eq!(
+        saved["agent"]["max_context_tokens"].as_integer(),
+        Some(32768)
+    );
+    assert_eq!(saved["tools"]["python_only"].as_bool(), Some(true));
+    assert_eq!(saved["model"]["name"].as_str(), Some("demo-model"));
+
+    let lines = trajectory_lines(&out.join("trajectories/swerve-examples__calc-1__0.jsonl"));
+    assert_eq!(lines[0]["config"]["tools"]["expand_tabs"], true);
+    assert_eq!(lines[0]["config"]["agent"]["max_steps"], 3);
+    assert_eq!(lines.last().unwrap()["exit_reason"], "max_steps");
+    assert_eq!(lines.len(), 1 + 3 + 1, "header, three steps, outcome");
+
+    let log = std::fs::read_to_string(out.join("logs/swerve-examples__calc-1__0.log")).unwrap();
+    for expected in [
+        "rollout started",
+        "workspace ready",
+        "model request failed",
+        "step=2",
+        "rollout ended exit_reason=\"max_steps\"",
+    ] {
+        assert!(log.contains(expected), "the log lacks {expected:?}:\n{log}");
+    }
+    assert!(
+        !stderr(&output).contains("model request failed"),
+        "rollout events stay off the console"
+    );
+
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["exit_reasons"]["max_steps"], 1);
+    assert_eq!(summary["steps"], 3);
+    assert_eq!(summary["process"]["steps_run"], 3);
+    assert_eq!(summary["usage"]["prompt_tokens"], 300);
+    assert!(summary["process"]["peak_rss_bytes"].as_u64().unwrap() > 1 << 20);
+    assert!(String::from_utf8_lossy(&output.stdout).contains("max_steps"));
+}
+
+#[test]
+fn token_and_context_limits_end_rollouts_with_their_reasons() {
+    let cache = tempfile::tempdir().unwrap();
+    let server = common::start(Behaviour::Good, Duration::ZERO);
+    // Each call uses 100 prompt + 20 completion tokens.
+    for (limit, reason, steps) in [
+        ("agent.max_total_tokens=300", "token_limit", 3),
+        ("agent.max_context_tokens=120", "context_limit", 1),
+        ("agent.max_cost=0", "cost_limit", 0),
+    ] {
+        let out = cache.path().join(reason);
+        let output = swerve(
+            cache.path(),
+            &[
+                "run",
+                "--tasks",
+                examples().to_str().unwrap(),
+                "--model",
+                "demo-model",
+                "--base-url",
+                &server.url,
+                "--set",
+                limit,
+                "--out",
+                out.to_str().unwrap(),
+                "swerve-examples__calc-1",
+            ],
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+        let lines = trajectory_lines(&out.join("trajectories/swerve-examples__calc-1__0.jsonl"));
+        assert_eq!(lines.last().unwrap()["exit_reason"], reason, "{limit}");
+        assert_eq!(lines.len(), 1 + steps + 1, "{limit}");
+    }
+}
+
+#[test]
+fn resuming_with_settings_that_change_results_is_refused() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = cache.path().join("run");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--tasks",
+            examples().to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "swerve-examples__calc-1",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+        args.extend(extra.iter().map(|arg| arg.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        swerve(cache.path(), &args)
+    };
+    assert!(run(&["--max-steps", "30"]).status.success());
+    let refused = run(&["--max-steps", "40"]);
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("different settings (agent)")
+            && stderr(&refused).contains("--redo"),
+        "{}",
+        stderr(&refused)
+    );
+    // Settings that do not change results may differ.
+    let resumed = run(&["--max-steps", "30", "--concurrency", "3"]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert!(stderr(&resumed).starts_with("0 rollouts to run, 1 already finished"));
+    let redone = run(&["--max-steps", "40", "--redo"]);
+    assert!(redone.status.success(), "{}", stderr(&redone));
+    let saved = std::fs::read_to_string(out.join("config.toml")).unwrap();
+    assert!(saved.contains("max_steps = 40"), "{saved}");
+}
+
+#[test]
+fn bad_settings_are_reported_with_their_origin() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = cache.path().join("run");
+    let out = out.to_str().unwrap();
+    let tasks = examples();
+    let tasks = tasks.to_str().unwrap();
+    let cases: [(&[&str], &str); 5] = [
+        (&["--set", "agent.max_stpes=3"], "--set agent.max_stpes=3"),
+        (&["--preset", "nonesuch"], "unknown preset \"nonesuch\""),
+        (&["--format", "yaml"], "unknown tool-call format \"yaml\""),
+        (&["--model", "m"], "needs --base-url"),
+        (&["--set", "run.samples=0"], "at least 1"),
+    ];
+    for (extra, expected) in cases {
+        let mut args = vec!["run", "--tasks", tasks, "--out", out];
+        args.extend_from_slice(extra);
+        let output = swerve(cache.path(), &args);
+        assert!(!output.status.success(), "{extra:?}");
+        assert!(
+            stderr(&output).contains(expected),
+            "{extra:?}: {}",
+            stderr(&output)
+        );
+    }
+    let file = cache.path().join("swerve.toml");
+    std::fs::write(&file, "[agent]\nmax_steps = -1\n").unwrap();
+    let output = swerve(
+        cache.path(),
+        &["--config", file.to_str().unwrap(), "config", "show"],
+    );
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("swerve.toml") && stderr(&output).contains("max_steps"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn config_show_prints_the_layers_and_the_result() {
+    let cache = tempfile::tempdir().unwrap();
+    let output = swerve(
+        cache.path(),
+        &[
+            "config",
+            "show",
+            "--preset",
+            "long",
+            "--set",
+            "agent.max_steps=7",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    let layers = text.lines().next().unwrap();
+    assert!(
+        layers.starts_with("# layers, first to last: swerve's defaults + preset long + ")
+            && layers.ends_with(" + --set agent.max_steps=7"),
+        "{text}"
+    );
+    let table: toml::Table = text.parse().unwrap();
+    assert_eq!(table["agent"]["max_steps"].as_integer(), Some(7));
+    assert_eq!(table["agent"]["capture_tokens"].as_bool(), Some(true));
+    let presets = swerve(cache.path(), &["config", "presets"]);
+    assert!(String::from_utf8_lossy(&presets.stdout).contains("r2egym"));
+}
+
+#[test]
+fn eval_grades_each_rollout_and_records_the_reward() {
+    let cache = tempfile::tempdir().unwrap();
+    for (max_steps, reward) in [("50", 1.0), ("2", 0.0)] {
+        let out = cache.path().join(format!("run-{max_steps}"));
+        let output = swerve(
+            cache.path(),
+            &[
+                "run",
+                "--tasks",
+                examples().to_str().unwrap(),
+                "--eval",
+                "--max-steps",
+                max_steps,
+                "--out",
+                out.to_str().unwrap(),
+                "swerve-examples__calc-1",
+            ],
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+        let lines = trajectory_lines(&out.join("trajectories/swerve-examples__calc-1__0.jsonl"));
+        let outcome = lines.last().unwrap();
+        assert_eq!(outcome["reward"], reward, "{outcome}");
+        assert_eq!(
+            outcome["eval_report"]["resolved"],
+            reward == 1.0,
+            "{outcome}"
+        );
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        assert_eq!(summary["evaluated"], 1);
+        assert_eq!(summary["resolved"], reward as u64);
+    }
+}
