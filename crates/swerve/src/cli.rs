@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::config::layers::{given, toml_string};
+
 /// swerve: run, grade and learn from software-engineering agents.
 #[derive(Debug, Parser)]
 #[command(name = "swerve", version, about, propagate_version = true)]
@@ -264,9 +266,9 @@ pub struct RunArgs {
 impl RunArgs {
     /// The options given, as dotted configuration assignments.
     pub fn assignments(&self) -> Vec<(String, String)> {
-        let quoted = |text: &str| toml::Value::String(text.to_owned()).to_string();
-        let path = |path: &PathBuf| quoted(&path.to_string_lossy());
-        [
+        let quoted = toml_string;
+        let path = |path: &PathBuf| toml_string(&path.to_string_lossy());
+        given([
             ("model.name", self.model.as_deref().map(quoted)),
             ("model.base_url", self.base_url.as_deref().map(quoted)),
             ("model.api_key_env", self.api_key_env.as_deref().map(quoted)),
@@ -281,10 +283,7 @@ impl RunArgs {
             ("run.concurrency", self.concurrency.map(|v| v.to_string())),
             ("agent.max_steps", self.max_steps.map(|v| v.to_string())),
             ("run.eval", self.eval.then(|| "true".to_owned())),
-        ]
-        .into_iter()
-        .filter_map(|(key, value)| Some((key.to_owned(), value?)))
-        .collect()
+        ])
     }
 }
 

@@ -7,26 +7,14 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Behaviour, examples, root, swerve};
+use common::{Behaviour, examples, root, swerve, trajectory_lines};
 use serde_json::Value;
 use swerve::commands::demo;
 use swerve::config::Config;
 use swerve::open;
 
 fn predictions(out: &Path) -> Vec<Value> {
-    std::fs::read_to_string(out.join("preds.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
-
-fn trajectory_lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
+    trajectory_lines(&out.join("preds.jsonl"))
 }
 
 #[test]

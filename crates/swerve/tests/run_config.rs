@@ -4,19 +4,10 @@
 
 mod common;
 
-use std::path::Path;
 use std::time::Duration;
 
-use common::{Behaviour, examples, swerve};
+use common::{Behaviour, examples, swerve, trajectory_lines};
 use serde_json::Value;
-
-fn trajectory_lines(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
-}
 
 fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use crate::cli::{Cli, Command, IsolationArg, StrategyArg};
+use crate::config::layers::{given, toml_string};
 use crate::config::{Config, Sources};
 
 /// Runs the parsed command line.
@@ -38,9 +39,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 /// (global ones and `swerve run`'s) and its `--set` overrides.
 fn sources(cli: &Cli) -> Sources {
     let options = &cli.global;
-    let quoted = |text: &str| toml::Value::String(text.to_owned()).to_string();
-    let path = |path: &PathBuf| quoted(&path.to_string_lossy());
-    let mut assignments: Vec<(String, String)> = [
+    let quoted = toml_string;
+    let path = |path: &PathBuf| toml_string(&path.to_string_lossy());
+    let mut assignments = given([
         ("cache_dir", options.cache_dir.as_ref().map(path)),
         ("repos_dir", options.repos.as_ref().map(path)),
         (
@@ -68,10 +69,7 @@ fn sources(cli: &Cli) -> Sources {
             "sandbox.network",
             options.network.then(|| "true".to_owned()),
         ),
-    ]
-    .into_iter()
-    .filter_map(|(key, value)| Some((key.to_owned(), value?)))
-    .collect();
+    ]);
     if let Command::Run(args) = &cli.command {
         assignments.extend(args.assignments());
     }

@@ -113,6 +113,21 @@ impl Layer {
     }
 }
 
+/// `text` as a TOML string literal, for a command-line option's value.
+pub fn toml_string(text: &str) -> String {
+    Value::String(text.to_owned()).to_string()
+}
+
+/// The options that were given, as `(dotted key, TOML value)` assignments.
+pub fn given(
+    options: impl IntoIterator<Item = (&'static str, Option<String>)>,
+) -> Vec<(String, String)> {
+    options
+        .into_iter()
+        .filter_map(|(key, value)| Some((key.to_owned(), value?)))
+        .collect()
+}
+
 /// The configuration `layers` add up to, later layers overriding earlier ones.
 pub fn merge(layers: &[Layer]) -> Result<(Config, Table)> {
     let mut merged = Table::new();

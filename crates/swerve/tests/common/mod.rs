@@ -173,3 +173,12 @@ fn completion(text: &str) -> String {
     })
     .to_string()
 }
+
+/// The JSON lines of a trajectory (or any JSON-lines file).
+pub fn trajectory_lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
