@@ -5,5 +5,6 @@ cd "$(dirname "$0")/.."
 . scripts/prerequisites.sh
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+./scripts/fetch-tokenizers.sh   # real tokenizers for swerve-chat's tests (cached)
 cargo test --workspace
 ./scripts/rootless-tests.sh

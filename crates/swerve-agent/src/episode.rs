@@ -1,10 +1,12 @@
 //! The agent loop: one rollout of a model on a task, written to its trajectory step by step.
 //!
-//! Each step: check the limits; send the conversation (with the format's tool schemas for
-//! native function calling); parse the reply with the tool-call format; run the call in the
-//! workspace (on a blocking thread); append the assistant message and the observation; write
-//! the step. A reply that cannot be parsed gets the format's error text as its observation;
-//! too many in a row end the episode. So do the same call repeated, a model error, or a limit.
+//! Each step: check the limits; send the conversation as the context policy shows it (with
+//! the format's tool schemas for native function calling); read the reply (its reasoning
+//! structure when required, then the call: `reply`); run the call in the workspace (on a
+//! blocking thread); append the assistant message and the observation; write the step. A
+//! reply that cannot be read gets the error text as its observation; too many in a row end
+//! the episode, and so does a structure error whose policy is to terminate. So do the same
+//! call repeated, a model error, or a limit.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -12,17 +14,18 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use swerve_core::Task;
 use swerve_core::trajectory::{
-    ChatToolCall, ExitReason, FunctionCall, Message, MessagesSent, Role, Step, Timings,
-    TokenCapture, TrajectoryError, TrajectoryWriter, Usage,
+    ExitReason, Message, MessagesSent, Role, Step, Timings, TokenCapture, TrajectoryError,
+    TrajectoryWriter, Usage,
 };
 use swerve_llm::{Model, ModelError, ModelRequest, ModelResponse};
 use swerve_tools::Toolbox;
-use swerve_tools::formats::{
-    AssistantMessage, FormatErrorBudget, ModelOutput, NativeToolCall, ResultMessage, ResultRole,
-    ToolFormat,
-};
+use swerve_tools::formats::{FormatErrorBudget, ResultMessage, ResultRole, ToolFormat};
+
+use swerve_chat::{ChatModel, RenderOptions};
 
 use crate::prompt::{PromptContext, PromptError, Prompts};
+use crate::reasoning::ReasoningConfig;
+use crate::reply;
 
 /// Limits and behaviour of the loop. Every limit is optional except the step count.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -46,6 +49,10 @@ pub struct AgentConfig {
     pub max_repeats: u32,
     /// Ask the server for token ids and logprobs.
     pub capture_tokens: bool,
+    /// The reply structure and what the model is sent of earlier reasoning (SWE-AGILE);
+    /// by default nothing is required and the conversation is sent as it is.
+    #[serde(skip_serializing_if = "ReasoningConfig::is_default")]
+    pub reasoning: ReasoningConfig,
 }
 
 impl Default for AgentConfig {
@@ -59,6 +66,7 @@ impl Default for AgentConfig {
             max_format_errors: 3,
             max_repeats: 3,
             capture_tokens: false,
+            reasoning: ReasoningConfig::default(),
         }
     }
 }
@@ -90,6 +98,9 @@ pub struct Agent<'a> {
     pub format: &'a dyn ToolFormat,
     pub prompts: &'a Prompts,
     pub config: &'a AgentConfig,
+    /// Prompt-rendered mode: each request is the prompt this model's chat template renders
+    /// (for raw `/completions`); `None` sends chat requests.
+    pub renderer: Option<&'a ChatModel>,
 }
 
 impl Agent<'_> {
@@ -117,18 +128,21 @@ impl Agent<'_> {
         ])
     }
 
-    /// Runs one episode from `opening`, appending each step to `writer`.
+    /// Runs one episode from `opening`, appending each step to `writer`. `trajectory_id`
+    /// is sent as each request's `X-Session-ID` and fixes a random reasoning window (see
+    /// [`ReasoningConfig::policy`]).
     pub async fn run(
         &self,
         opening: Vec<Message>,
         toolbox: &mut Toolbox,
         writer: &mut TrajectoryWriter,
-        session_id: &str,
+        trajectory_id: &str,
     ) -> Result<EpisodeEnd, AgentError> {
         let tools = self
             .format
             .render(&swerve_tools::tool_specs(toolbox.config()))
             .tools;
+        let context = self.config.reasoning.policy(trajectory_id);
         let started = Instant::now();
         let mut messages = opening;
         let mut sent_before: Option<(usize, Vec<Message>)> = None;
@@ -149,10 +163,16 @@ impl Agent<'_> {
                 tracing::info!(reason = reason.as_str(), "limit reached");
                 return Ok(end);
             }
-            let mut request = ModelRequest::chat(messages.clone()).with_session_id(session_id);
-            if let Some(tools) = &tools {
-                request = request.with_tools(tools.clone());
-            }
+            let sent = context.apply(&messages);
+            let mut request = match self.request(&sent, &tools) {
+                Ok(request) => request.with_session_id(trajectory_id),
+                Err(error) => {
+                    end.exit_reason = ExitReason::Error;
+                    tracing::error!(step = index, "cannot render the prompt: {error}");
+                    end.detail = Some(format!("cannot render the prompt: {error}"));
+                    return Ok(end);
+                }
+            };
             if self.config.capture_tokens {
                 request = request.capturing_tokens();
             }
@@ -169,18 +189,18 @@ impl Agent<'_> {
                 }
             };
             context_tokens = response.usage.prompt_tokens + response.usage.completion_tokens;
-            let mut step = self.record_response(index, &response, &messages, &sent_before);
-            sent_before = Some((index, messages.clone()));
+            let mut step = self.record_response(index, &response, &sent, &sent_before);
+            sent_before = Some((index, sent));
             end.steps += 1;
             end.usage += response.usage;
             end.cost += response.cost;
             *end.timings.model_seconds.get_or_insert(0.0) += response.latency.as_secs_f64();
 
-            let output = ModelOutput {
-                text: response.content.clone(),
-                tool_calls: response.tool_calls.iter().map(native_call).collect(),
-            };
-            match self.format.parse(&output) {
+            let reply = reply::read(self.format, &self.config.reasoning, &response);
+            step.reasoning = reply.reasoning;
+            step.digest = reply.digest;
+            messages.push(reply.message);
+            match reply.call {
                 Ok(parsed) => {
                     budget.record_success();
                     let started_tool = Instant::now();
@@ -198,14 +218,6 @@ impl Agent<'_> {
                     {
                         observation = format!("{observation}\n{hint}");
                     }
-                    messages.push(assistant(
-                        self.format.render_call(
-                            &parsed.thought,
-                            &parsed.call,
-                            parsed.call_id.as_deref(),
-                        ),
-                        &response,
-                    ));
                     messages.push(result_message(
                         self.format
                             .render_result(&observation, parsed.call_id.as_deref()),
@@ -243,18 +255,19 @@ impl Agent<'_> {
                         return Ok(end);
                     }
                 }
-                Err(error) => {
-                    let reply = AssistantMessage {
-                        content: response.content.clone(),
-                        tool_calls: output.tool_calls.clone(),
-                    };
-                    messages.push(assistant(reply, &response));
-                    messages.push(result_message(self.format.render_error(&error)));
-                    tracing::warn!(step = index, "format error: {error}");
-                    step.format_error = Some(error.to_string());
-                    step.observation = Some(error.to_string());
-                    writer.append_step(&step)?;
+                Err(rejection) => {
+                    tracing::warn!(step = index, "format error: {}", rejection.text);
+                    step.format_error = Some(rejection.text.clone());
                     recent_calls.clear();
+                    if let Some(detail) = rejection.ends_episode {
+                        writer.append_step(&step)?;
+                        end.exit_reason = ExitReason::FormatErrors;
+                        end.detail = Some(detail);
+                        return Ok(end);
+                    }
+                    messages.push(result_message(rejection.told));
+                    step.observation = Some(rejection.text);
+                    writer.append_step(&step)?;
                     if budget.record_error() {
                         end.exit_reason = ExitReason::FormatErrors;
                         end.detail = Some(format!(
@@ -267,6 +280,27 @@ impl Agent<'_> {
             }
         }
         Ok(end)
+    }
+
+    /// The request for the messages `sent`: a chat request (with `tools` for native function
+    /// calling), or in prompt-rendered mode the prompt the chat template renders from them.
+    fn request(
+        &self,
+        sent: &[Message],
+        tools: &Option<Vec<serde_json::Value>>,
+    ) -> Result<ModelRequest, swerve_chat::Error> {
+        let Some(renderer) = self.renderer else {
+            let request = ModelRequest::chat(sent.to_vec());
+            return Ok(match tools {
+                Some(tools) => request.with_tools(tools.clone()),
+                None => request,
+            });
+        };
+        let mut options = RenderOptions::default().generation_prompt(true);
+        if let Some(tools) = tools {
+            options = options.tools(tools.clone());
+        }
+        Ok(ModelRequest::prompt(renderer.render(sent, &options)?))
     }
 
     /// The limit `end` has reached, if any.
@@ -299,7 +333,8 @@ impl Agent<'_> {
         None
     }
 
-    /// A step holding what the model was sent and what it answered.
+    /// A step holding what the model was sent and what it answered (the loop adds how the
+    /// answer was read).
     fn record_response(
         &self,
         index: usize,
@@ -308,7 +343,6 @@ impl Agent<'_> {
         before: &Option<(usize, Vec<Message>)>,
     ) -> Step {
         let mut step = Step::new(index, response.content.clone());
-        step.reasoning = response.reasoning_content.clone();
         step.messages_sent = Some(match before {
             Some((base, base_messages)) => MessagesSent::delta(Some(*base), base_messages, sent),
             None => MessagesSent::delta(None, &[], sent),
@@ -327,35 +361,6 @@ impl Agent<'_> {
         }
         step
     }
-}
-
-fn native_call(call: &ChatToolCall) -> NativeToolCall {
-    NativeToolCall {
-        id: Some(call.id.clone()),
-        name: call.function.name.clone(),
-        arguments: call.function.arguments.clone(),
-    }
-}
-
-/// The assistant message to keep in the conversation, with the reasoning the model returned.
-fn assistant(reply: AssistantMessage, response: &ModelResponse) -> Message {
-    let mut message = Message::new(Role::Assistant, reply.content);
-    message.reasoning_content = response.reasoning_content.clone();
-    message.tool_calls = reply
-        .tool_calls
-        .into_iter()
-        .map(|call| ChatToolCall {
-            id: call
-                .id
-                .unwrap_or_else(|| swerve_tools::formats::FALLBACK_CALL_ID.to_owned()),
-            kind: "function".into(),
-            function: FunctionCall {
-                name: call.name,
-                arguments: call.arguments,
-            },
-        })
-        .collect();
-    message
 }
 
 fn result_message(result: ResultMessage) -> Message {

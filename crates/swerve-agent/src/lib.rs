@@ -1,5 +1,9 @@
-//! The agent: what the model is told ([`prompt`]) and the loop that drives it through a task,
-//! one tool call per step, recording a trajectory as it goes ([`episode`]).
+//! The agent: what the model is told ([`prompt`]), how its replies are read (`reply`,
+//! with SWE-AGILE's reasoning structure and context policies in [`reasoning`]) and the loop
+//! that drives it through a task, one tool call per step, recording a trajectory as it goes
+//! ([`episode`]).
 
 pub mod episode;
 pub mod prompt;
+pub mod reasoning;
+mod reply;

@@ -182,6 +182,29 @@ mod tests {
     }
 
     #[test]
+    fn delta_rebuilds_a_turn_whose_inline_reasoning_was_dropped() {
+        // Reasoning sent inline in the content (SWE-AGILE) is an edit of the content: the
+        // delta keeps the messages before it and appends the rest.
+        let old = vec![
+            Message::new(Role::System, "s"),
+            Message::new(Role::Assistant, "<think>\nr1\n</think>\n\na1"),
+            Message::new(Role::Tool, "o1"),
+        ];
+        let new = vec![
+            old[0].clone(),
+            Message::new(Role::Assistant, "a1"),
+            old[2].clone(),
+            Message::new(Role::Assistant, "<think>\nr2\n</think>\n\na2"),
+            Message::new(Role::Tool, "o2"),
+        ];
+        let MessagesSent::Delta(delta) = MessagesSent::delta(Some(0), &old, &new) else {
+            panic!("expected a delta");
+        };
+        assert_eq!((delta.keep, delta.append.len()), (1, 4));
+        assert_eq!(delta.apply(old), Some(new));
+    }
+
+    #[test]
     fn request_len_rejects_bad_references() {
         let delta = |base, keep, drop_reasoning: Vec<usize>| {
             MessagesSent::Delta(MessagesDelta {

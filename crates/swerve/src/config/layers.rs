@@ -22,6 +22,7 @@ const PATH_KEYS: &[&str] = &[
     "run.demos",
     "run.prices",
     "run.recipes",
+    "run.tokenizer",
     "model.ca_cert",
 ];
 

@@ -70,6 +70,11 @@ pub struct RunSection {
     /// Environment recipes (TOML) for grading, over the shipped ones.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recipes: Option<PathBuf>,
+    /// The served model's directory (`tokenizer.json`, `tokenizer_config.json`) for
+    /// prompt-rendered mode (`model.mode = "completions"`): swerve renders each prompt with
+    /// the model's own chat template.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tokenizer: Option<PathBuf>,
 }
 
 impl Default for RunSection {
@@ -82,6 +87,7 @@ impl Default for RunSection {
             prices: None,
             eval: false,
             recipes: None,
+            tokenizer: None,
         }
     }
 }

@@ -40,6 +40,10 @@ const PRESETS: &[Preset] = &[
         name: "long",
         text: include_str!("../../presets/long.toml"),
     },
+    Preset {
+        name: "agile",
+        text: include_str!("../../presets/agile.toml"),
+    },
 ];
 
 /// Every built-in preset.

@@ -1,5 +1,6 @@
 //! Shared by the end-to-end tests: paths, and a loopback OpenAI-compatible server that answers
-//! each session (`X-Session-ID`, the rollout id) with that task's demonstration, call by call.
+//! each session (`X-Session-ID`, the rollout id) with that task's demonstration, call by call,
+//! in plain XML or in SWE-AGILE's reasoning structure ([`Replies`]).
 
 #![allow(dead_code)]
 
@@ -61,41 +62,78 @@ pub enum Behaviour {
     Silent,
 }
 
+/// How the server writes each demonstration call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Replies {
+    /// A short thought, then the XML call.
+    Plain,
+    /// `<think>…</think><reasoning_digest>…</reasoning_digest>` then the XML call (SWE-AGILE).
+    /// Turn `k` reasons `reasoning of turn k: …` and digests `digest of turn k: …`.
+    Agile,
+}
+
 /// A running server; it stops with the test process.
 pub struct DemoServer {
     pub url: String,
     pub requests: Arc<Mutex<usize>>,
+    /// Every request received: its session, path and JSON body.
+    pub received: Arc<Mutex<Vec<Received>>>,
+}
+
+/// One request as the server received it.
+#[derive(Clone, Debug)]
+pub struct Received {
+    pub session: String,
+    pub path: String,
+    pub body: serde_json::Value,
 }
 
 /// Starts a server answering with the demonstrations in `demos`, after `delay` per answer.
 pub fn start(behaviour: Behaviour, delay: Duration) -> DemoServer {
+    start_with(behaviour, delay, Replies::Plain)
+}
+
+/// Like [`start`], writing the calls as `replies` says.
+pub fn start_with(behaviour: Behaviour, delay: Duration, replies: Replies) -> DemoServer {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let requests = Arc::new(Mutex::new(0));
+    let received: Arc<Mutex<Vec<Received>>> = Arc::default();
     let sessions: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
-    let counter = requests.clone();
+    let (counter, log) = (requests.clone(), received.clone());
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            let (sessions, counter) = (sessions.clone(), counter.clone());
-            std::thread::spawn(move || serve(stream, behaviour, delay, &sessions, &counter));
+            let (sessions, counter, log) = (sessions.clone(), counter.clone(), log.clone());
+            std::thread::spawn(move || {
+                serve(stream, behaviour, delay, replies, &sessions, &counter, &log)
+            });
         }
     });
-    DemoServer { url, requests }
+    DemoServer {
+        url,
+        requests,
+        received,
+    }
 }
 
 fn serve(
     stream: TcpStream,
     behaviour: Behaviour,
     delay: Duration,
+    replies: Replies,
     sessions: &Mutex<HashMap<String, usize>>,
     counter: &Mutex<usize>,
+    log: &Mutex<Vec<Received>>,
 ) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let (mut length, mut session) = (0usize, String::new());
+    let (mut length, mut session, mut path) = (0usize, String::new(), String::new());
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line).unwrap_or(0) == 0 {
             return;
+        }
+        if path.is_empty() {
+            path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
         }
         let lower = line.to_ascii_lowercase();
         if let Some(value) = lower.strip_prefix("content-length:") {
@@ -111,6 +149,12 @@ fn serve(
     let mut body = vec![0; length];
     let _ = reader.read_exact(&mut body);
     *counter.lock().unwrap() += 1;
+    log.lock().unwrap().push(Received {
+        session: session.clone(),
+        path: path.clone(),
+        body: serde_json::from_slice(&body).unwrap_or_default(),
+    });
+    let prompt_mode = path.ends_with("/completions") && !path.ends_with("/chat/completions");
     if behaviour == Behaviour::Silent {
         std::thread::sleep(Duration::from_secs(3600));
         return;
@@ -137,7 +181,8 @@ fn serve(
             } else {
                 turn
             };
-            ("200 OK", completion(&demo_turn(&session, index)))
+            let text = demo_turn(&session, index, replies);
+            ("200 OK", completion(&text, prompt_mode))
         }
     };
     let mut stream = stream;
@@ -149,26 +194,40 @@ fn serve(
 }
 
 /// The `index`-th call of the demonstration of the session's task, rendered as XML.
-fn demo_turn(session: &str, index: usize) -> String {
+fn demo_turn(session: &str, index: usize, replies: Replies) -> String {
     let instance_id = session.rsplit_once("__").map_or(session, |(id, _)| id);
     let path = root().join(format!("examples/demos/{instance_id}.json"));
     let demo: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let calls: Vec<swerve_core::ToolCall> = serde_json::from_value(demo["calls"].clone()).unwrap();
-    match calls.get(index) {
-        Some(call) => {
+    match (calls.get(index), replies) {
+        (Some(call), Replies::Plain) => {
             XmlFormat::new(Pick::First)
                 .render_call("I will look at this next.", call, None)
                 .content
         }
-        None => "I have nothing more to do.".into(),
+        (Some(call), Replies::Agile) => format!(
+            "<think>\nreasoning of turn {index}: the next call is {}.\n</think>\n<reasoning_digest>\ndigest of turn {index}: calling {}.\n</reasoning_digest>\n{}",
+            call.name,
+            call.name,
+            XmlFormat::new(Pick::First)
+                .render_call("", call, None)
+                .content
+        ),
+        (None, _) => "I have nothing more to do.".into(),
     }
 }
 
-fn completion(text: &str) -> String {
+/// A chat completion holding `text`, or a raw completion in prompt mode.
+fn completion(text: &str, prompt_mode: bool) -> String {
+    let choice = if prompt_mode {
+        serde_json::json!({"index": 0, "text": text, "finish_reason": "stop"})
+    } else {
+        serde_json::json!({"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"})
+    };
     serde_json::json!({
         "id": "test", "object": "chat.completion", "model": "demo-model",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "choices": [choice],
         "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
     })
     .to_string()

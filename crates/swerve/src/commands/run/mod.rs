@@ -46,6 +46,7 @@ const RESULT_KEYS: &[&str] = &[
     "run.demos",
     "run.eval",
     "run.recipes",
+    "run.tokenizer",
     "model.name",
     "model.mode",
     "model.sampling",
@@ -66,6 +67,7 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
     })?;
     let prompts = Prompts::new(&config.prompts)?;
     let source = Arc::new(ModelSource::new(config, &tasks)?);
+    let renderer = models::prompt_renderer(config, format.as_ref())?;
     let out = &args.out;
     for dir in [out.join("trajectories"), out.join("logs")] {
         std::fs::create_dir_all(&dir)
@@ -99,6 +101,7 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
     };
     let shared = Arc::new(Shared {
         evaluation,
+        renderer,
         config: config.clone(),
         config_json: serde_json::to_value(config)?,
         cache: config.cache()?,

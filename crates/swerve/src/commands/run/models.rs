@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
+use swerve_chat::ChatModel;
 use swerve_core::Task;
-use swerve_llm::{HttpModel, Model, PriceTable, ReplayModel};
+use swerve_llm::{ApiMode, HttpModel, Model, PriceTable, ReplayModel};
 use swerve_tools::formats::{self, ToolFormat};
 
 use crate::commands::demo;
@@ -14,6 +15,30 @@ use crate::config::Config;
 
 /// The model name that replays demonstrations.
 pub const REPLAY: &str = "replay";
+
+/// The chat template of prompt-rendered mode (`model.mode = "completions"`), loaded from
+/// `run.tokenizer`; `None` in chat mode.
+pub fn prompt_renderer(config: &Config, format: &dyn ToolFormat) -> Result<Option<ChatModel>> {
+    if config.model.mode != ApiMode::Completions || config.model.model == REPLAY {
+        return Ok(None);
+    }
+    let Some(dir) = &config.run.tokenizer else {
+        bail!(
+            "model.mode = \"completions\" renders prompts with the model's chat template: set \
+             run.tokenizer to the model's directory (tokenizer.json, tokenizer_config.json), \
+             e.g. --set run.tokenizer=/models/Qwen3-8B"
+        );
+    };
+    if format.name() == "native" {
+        bail!(
+            "the native tool-call format needs the server to parse tool calls, which raw \
+             completions do not do; use --format xml or hermes with model.mode = \"completions\""
+        );
+    }
+    let model = ChatModel::from_dir(dir)
+        .map_err(|error| anyhow::anyhow!("run.tokenizer {}: {error}", dir.display()))?;
+    Ok(Some(model))
+}
 
 /// Where rollouts get their model from.
 pub enum ModelSource {

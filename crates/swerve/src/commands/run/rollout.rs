@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use swerve_agent::episode::Agent;
 use swerve_agent::prompt::Prompts;
+use swerve_agent::reasoning::Window;
+use swerve_chat::ChatModel;
 use swerve_core::Task;
 use swerve_core::trajectory::{Header, Outcome, TrajectoryWriter, read_trajectory};
 use swerve_eval::evaluate::{EvalSettings, Evaluator};
@@ -32,6 +34,8 @@ pub struct Shared {
     pub prompts: Prompts,
     /// How patches are graded, when the run evaluates them.
     pub evaluation: Option<Evaluation>,
+    /// The chat template prompts are rendered with, in prompt-rendered mode.
+    pub renderer: Option<ChatModel>,
 }
 
 /// What grading a rollout's patch needs.
@@ -105,6 +109,7 @@ impl Rollout {
             format,
             prompts,
             evaluation,
+            renderer,
         } = shared;
         let format = format.as_ref();
         let workspace =
@@ -120,6 +125,7 @@ impl Rollout {
             format,
             prompts,
             config: &config.agent,
+            renderer: renderer.as_ref(),
         };
         let opening = agent.opening(
             &self.task,
@@ -129,6 +135,11 @@ impl Rollout {
         let mut header = Header::new(self.id(), self.task.instance_id.clone());
         header.config = config_json.clone();
         header.prompt = opening.clone();
+        if let Window::Last(n) = config.agent.reasoning.policy(&self.id()).window {
+            header
+                .extra
+                .insert("reasoning_window".into(), serde_json::Value::from(n));
+        }
         let mut writer = TrajectoryWriter::create(&self.path, &header)?;
         let end = agent
             .run(opening, &mut toolbox, &mut writer, &self.id())

@@ -1,0 +1,98 @@
+//! Prompt-rendered mode end to end: `model.mode = "completions"` with a real model directory
+//! (Qwen3's tokenizer and chat template, fetched by `scripts/fetch-tokenizers.sh`). Every
+//! request is a raw completion whose prompt is exactly the chat template's rendering of the
+//! messages the trajectory says were sent.
+
+mod common;
+#[path = "../../swerve-chat/tests/common/mod.rs"]
+mod tokenizers;
+
+use std::time::Duration;
+
+use common::{Behaviour, examples, swerve};
+use swerve_chat::RenderOptions;
+use swerve_core::trajectory::read_trajectory;
+
+#[test]
+fn each_prompt_is_the_chat_template_rendering_of_the_messages_sent() {
+    let cache = tempfile::tempdir().unwrap();
+    let server = common::start(Behaviour::Good, Duration::ZERO);
+    let out = cache.path().join("run");
+    let dir = tokenizers::model_dir("qwen3");
+    let tokenizer = format!("run.tokenizer={}", dir.display());
+    let output = swerve(
+        cache.path(),
+        &[
+            "run",
+            "--tasks",
+            examples().to_str().unwrap(),
+            "--model",
+            "demo-model",
+            "--base-url",
+            &server.url,
+            "--set",
+            "model.mode=completions",
+            "--set",
+            &tokenizer,
+            "--out",
+            out.to_str().unwrap(),
+            "swerve-examples__calc-1",
+        ],
+    );
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let trajectory = read_trajectory(out.join("trajectories/swerve-examples__calc-1__0.jsonl"))
+        .unwrap()
+        .trajectory;
+    assert_eq!(
+        trajectory.outcome.as_ref().unwrap().exit_reason.as_str(),
+        "submitted"
+    );
+    let received = server.received.lock().unwrap().clone();
+    assert_eq!(received.len(), trajectory.steps.len());
+    let model = tokenizers::model("qwen3");
+    let options = RenderOptions::default().generation_prompt(true);
+    for (step, request) in received.iter().enumerate() {
+        assert_eq!(request.path, "/v1/completions");
+        let sent = trajectory.messages_sent(step).unwrap();
+        let expected = model.render(&sent, &options).unwrap();
+        assert_eq!(
+            request.body["prompt"].as_str().unwrap(),
+            expected,
+            "step {step}"
+        );
+        assert!(expected.ends_with("<|im_start|>assistant\n"));
+    }
+}
+
+#[test]
+fn prompt_mode_without_a_tokenizer_or_with_native_calls_is_refused() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = cache.path().join("run");
+    let tasks = examples();
+    let base = [
+        "run",
+        "--tasks",
+        tasks.to_str().unwrap(),
+        "--model",
+        "m",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--set",
+        "model.mode=completions",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let output = swerve(cache.path(), &base);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("run.tokenizer"));
+    let tokenizer = format!("run.tokenizer={}", tokenizers::model_dir("qwen3").display());
+    let mut native = base.to_vec();
+    native.extend(["--set", &tokenizer, "--format", "native"]);
+    let output = swerve(cache.path(), &native);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("native tool-call format"));
+}
