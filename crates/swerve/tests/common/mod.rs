@@ -1,10 +1,12 @@
 //! Shared by the end-to-end tests: paths, and a loopback OpenAI-compatible server that answers
 //! each session (`X-Session-ID`, the rollout id) with that task's demonstration, call by call,
-//! in plain XML or in SWE-AGILE's reasoning structure ([`Replies`]).
+//! in plain XML or in SWE-AGILE's reasoning structure ([`Replies`]). Which call comes next
+//! follows from the request itself (the assistant turns it holds), so a rollout started over
+//! after a crash is answered from its first call again.
 
 #![allow(dead_code)]
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -99,7 +101,7 @@ pub fn start_with(behaviour: Behaviour, delay: Duration, replies: Replies) -> De
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let requests = Arc::new(Mutex::new(0));
     let received: Arc<Mutex<Vec<Received>>> = Arc::default();
-    let sessions: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
+    let sessions: Arc<Mutex<HashSet<String>>> = Arc::default();
     let (counter, log) = (requests.clone(), received.clone());
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
@@ -121,7 +123,7 @@ fn serve(
     behaviour: Behaviour,
     delay: Duration,
     replies: Replies,
-    sessions: &Mutex<HashMap<String, usize>>,
+    sessions: &Mutex<HashSet<String>>,
     counter: &Mutex<usize>,
     log: &Mutex<Vec<Received>>,
 ) {
@@ -149,39 +151,31 @@ fn serve(
     let mut body = vec![0; length];
     let _ = reader.read_exact(&mut body);
     *counter.lock().unwrap() += 1;
+    let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
     log.lock().unwrap().push(Received {
         session: session.clone(),
         path: path.clone(),
-        body: serde_json::from_slice(&body).unwrap_or_default(),
+        body: request.clone(),
     });
     let prompt_mode = path.ends_with("/completions") && !path.ends_with("/chat/completions");
+    let turn = assistant_turns(&request, prompt_mode);
+    let first_request = sessions.lock().unwrap().insert(session.clone());
     if behaviour == Behaviour::Silent {
         std::thread::sleep(Duration::from_secs(3600));
         return;
     }
     std::thread::sleep(delay);
-    let turn = {
-        let mut sessions = sessions.lock().unwrap();
-        let next = sessions.entry(session.clone()).or_insert(0);
-        *next += 1;
-        *next - 1
-    };
     let (status, body) = match behaviour {
         Behaviour::BadRequest => (
             "400 Bad Request",
             r#"{"error":{"message":"bad request for testing"}}"#.to_owned(),
         ),
-        Behaviour::FirstFails if turn == 0 => (
+        Behaviour::FirstFails if first_request => (
             "500 Internal Server Error",
             r#"{"error":{"message":"try again"}}"#.to_owned(),
         ),
         _ => {
-            let index = if behaviour == Behaviour::FirstFails {
-                turn - 1
-            } else {
-                turn
-            };
-            let text = demo_turn(&session, index, replies);
+            let text = demo_turn(&session, turn, replies);
             ("200 OK", completion(&text, prompt_mode))
         }
     };
@@ -191,6 +185,24 @@ fn serve(
         "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
+}
+
+/// The assistant turns a request holds: its assistant messages, or in a prompt rendered with
+/// a ChatML template (Qwen's), the assistant headers before the generation prompt's.
+fn assistant_turns(request: &serde_json::Value, prompt_mode: bool) -> usize {
+    if prompt_mode {
+        let prompt = request["prompt"].as_str().unwrap_or("");
+        return prompt
+            .matches("<|im_start|>assistant")
+            .count()
+            .saturating_sub(1);
+    }
+    request["messages"].as_array().map_or(0, |messages| {
+        messages
+            .iter()
+            .filter(|message| message["role"] == "assistant")
+            .count()
+    })
 }
 
 /// The `index`-th call of the demonstration of the session's task, rendered as XML.
