@@ -23,7 +23,7 @@ pub(crate) struct BashOutput {
 }
 
 /// R2E-Gym's error code for an exit status: `0`, or `Error: Exit code N`.
-pub(crate) fn error_code(status: i32) -> String {
+pub fn error_code(status: i32) -> String {
     if status == 0 {
         "0".to_owned()
     } else {
@@ -82,18 +82,26 @@ pub(crate) fn run(shell: &dyn Shell, config: &ToolConfig, call: &ToolCall) -> Ba
         };
     }
     let status = outcome.shell_status();
+    BashOutput {
+        output: format_output(&outcome.stdout_text(), &outcome.stderr_text(), status),
+        error_code: error_code(status),
+        is_error: status != 0,
+    }
+}
+
+/// What `execute_bash` prints for a command that finished with `status`: R2E-Gym's
+/// `[STDOUT]`/`[STDERR]` layout (both streams stripped, a space after stdout), prefixed with
+/// `Error executing command:` on a non-zero status. SWE-World's simulated commands are
+/// rendered through this too, so they look exactly like real ones.
+pub fn format_output(stdout: &str, stderr: &str, status: i32) -> String {
     let prefix = if status == 0 {
         ""
     } else {
         "Error executing command:\n\n"
     };
-    BashOutput {
-        output: format!(
-            "{prefix}[STDOUT]\n\n{} \n\n[STDERR]\n\n{}\n",
-            py_strip(&outcome.stdout_text()),
-            py_strip(&outcome.stderr_text())
-        ),
-        error_code: error_code(status),
-        is_error: status != 0,
-    }
+    format!(
+        "{prefix}[STDOUT]\n\n{} \n\n[STDERR]\n\n{}\n",
+        py_strip(stdout),
+        py_strip(stderr)
+    )
 }

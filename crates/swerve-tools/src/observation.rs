@@ -46,7 +46,7 @@ fn truncate_middle(output: &str, keep: usize) -> Cow<'_, str> {
 /// Removes ANSI colour codes (`ESC [ digits/; m`) and carriage returns, as R2E-Gym's
 /// runtime does to command output (upstream only on exit status 0; here always, so a
 /// failing command's output is as readable as a passing one's).
-pub(crate) fn strip_ansi_and_cr(text: &str) -> Cow<'_, str> {
+pub fn strip_ansi_and_cr(text: &str) -> Cow<'_, str> {
     if !text.contains(['\x1b', '\r']) {
         return Cow::Borrowed(text);
     }

@@ -54,20 +54,7 @@ impl Editor {
         config: &ToolConfig,
         call: &ToolCall,
     ) -> EditorOutput {
-        match self.dispatch(fs, config, call) {
-            Ok(output) => EditorOutput {
-                output: output + "\n",
-                is_error: false,
-            },
-            Err(Failure::Raised(text)) => EditorOutput {
-                output: format!("ERROR: {text}\n"),
-                is_error: true,
-            },
-            Err(Failure::Reported(text)) => EditorOutput {
-                output: format!("\nERROR: {text}\n"),
-                is_error: true,
-            },
-        }
+        print(self.dispatch(fs, config, call))
     }
 
     fn dispatch(
@@ -143,6 +130,40 @@ impl Editor {
                 "Unrecognized command '{other}'. Allowed commands: view, create, str_replace, insert, undo_edit."
             ))),
         }
+    }
+}
+
+/// What the script prints for a command's result (see the module docs).
+fn print(result: Result<String, Failure>) -> EditorOutput {
+    match result {
+        Ok(output) => EditorOutput {
+            output: output + "\n",
+            is_error: false,
+        },
+        Err(Failure::Raised(text)) => EditorOutput {
+            output: format!("ERROR: {text}\n"),
+            is_error: true,
+        },
+        Err(Failure::Reported(text)) => EditorOutput {
+            output: format!("\nERROR: {text}\n"),
+            is_error: true,
+        },
+    }
+}
+
+/// Lists a resolved directory exactly as `file_editor view` does (the directory and two
+/// levels below it, hidden entries skipped), for other tools that show directories the
+/// native way (swerve-edit's `llm_editor`). `Ok` holds the printed listing, `Err` the printed
+/// error.
+pub fn list_directory(
+    fs: &WorkspaceFs,
+    config: &ToolConfig,
+    dir: &Resolved,
+) -> Result<String, String> {
+    let printed = print(view::view(fs, config, dir, None, false));
+    match printed.is_error {
+        false => Ok(printed.output),
+        true => Err(printed.output),
     }
 }
 

@@ -1,0 +1,52 @@
+//! SWE-World for swerve: a world environment where reads, searches and edits run on the
+//! sandbox while commands that run project code are answered by a transition model (SWT),
+//! and a reward model (SWR) grades the final patch.
+//!
+//! - [`Router`] decides per tool call: [`Route::Sandbox`], [`Route::Simulated`],
+//!   [`Route::Blocked`] or [`Route::Install`], by parsing the shell command ([`shell`],
+//!   [`invocation`]) and looking its programs up in a configurable table.
+//! - [`TransitionContext::assemble`] gathers what SWT needs (the issue, the patches, the
+//!   code the command executes, found by [`targets`] and read through a
+//!   [`reader::SourceReader`]) within per-section token budgets ([`tokens`]), and
+//!   [`simulate_command`] asks the model and renders its answer exactly as `execute_bash`
+//!   renders a real run.
+//! - [`SwrContext::assemble`] adds the tests, and [`score`] takes the mean of M verdicts.
+//!
+//! Configuration is one [`WorldConfig`] (the `[world]` table).
+
+pub mod context;
+pub mod invocation;
+mod observation;
+pub mod patch_files;
+pub mod reader;
+mod reply;
+pub mod router;
+pub mod shell;
+pub mod swr;
+pub mod swt;
+pub mod targets;
+pub mod tokens;
+
+use serde::{Deserialize, Serialize};
+
+pub use context::{ContextConfig, IssueInputs, Sources, SwrContext, TransitionContext};
+pub use reply::ReplyError;
+pub use router::{Decision, Route, Router, RouterConfig, RouterConfigError, bash_command};
+pub use swr::{SwrConfig, SwrReply, SwrScore, parse_swr_reply, score};
+pub use swt::{
+    ObservationStyle, SimulatedOutcome, SwtConfig, SwtReply, parse_swt_reply, simulate_command,
+};
+
+/// Every setting of the world environment (the `[world]` table).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorldConfig {
+    /// The router.
+    pub router: RouterConfig,
+    /// Context assembly.
+    pub context: ContextConfig,
+    /// The transition model.
+    pub swt: SwtConfig,
+    /// The reward model.
+    pub swr: SwrConfig,
+}
