@@ -6,5 +6,7 @@ cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 ./scripts/fetch-tokenizers.sh   # real tokenizers for swerve-chat's tests (cached)
+./scripts/fetch-model.sh        # the embedded model for its tests (cached)
+export SWERVE_REQUIRE_EMBEDDED_MODEL=1   # so they fail rather than skip without it
 cargo test --workspace
 ./scripts/rootless-tests.sh

@@ -6,25 +6,26 @@
 //! blocking thread); append the assistant message and the observation; write the step. A
 //! reply that cannot be read gets the error text as its observation; too many in a row end
 //! the episode, and so does a structure error whose policy is to terminate. So do the same
-//! call repeated, a model error, or a limit.
+//! call repeated, a model error, or a limit. `recall_thought`, when it is on, is answered
+//! here from the conversation rather than by the toolbox.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use swerve_core::Task;
 use swerve_core::trajectory::{
     ExitReason, Message, MessagesSent, Role, Step, Timings, TokenCapture, TrajectoryError,
     TrajectoryWriter, Usage,
 };
+use swerve_core::{Task, ToolCall};
 use swerve_llm::{Model, ModelError, ModelRequest, ModelResponse};
-use swerve_tools::Toolbox;
 use swerve_tools::formats::{FormatErrorBudget, ResultMessage, ResultRole, ToolFormat};
+use swerve_tools::{ToolResult, Toolbox};
 
 use swerve_chat::{ChatModel, RenderOptions};
 
 use crate::prompt::{PromptContext, PromptError, Prompts};
-use crate::reasoning::ReasoningConfig;
+use crate::reasoning::{ReasoningConfig, recall};
 use crate::reply;
 
 /// Limits and behaviour of the loop. Every limit is optional except the step count.
@@ -111,9 +112,7 @@ impl Agent<'_> {
         toolbox: &Toolbox,
         workdir: &str,
     ) -> Result<Vec<Message>, AgentError> {
-        let rendered = self
-            .format
-            .render(&swerve_tools::tool_specs(toolbox.config()));
+        let rendered = self.format.render(&self.tool_specs(toolbox));
         let context = PromptContext {
             problem_statement: &task.problem_statement,
             repo: &task.repo,
@@ -138,10 +137,7 @@ impl Agent<'_> {
         writer: &mut TrajectoryWriter,
         trajectory_id: &str,
     ) -> Result<EpisodeEnd, AgentError> {
-        let tools = self
-            .format
-            .render(&swerve_tools::tool_specs(toolbox.config()))
-            .tools;
+        let tools = self.format.render(&self.tool_specs(toolbox)).tools;
         let context = self.config.reasoning.policy(trajectory_id);
         let started = Instant::now();
         let mut messages = opening;
@@ -204,7 +200,10 @@ impl Agent<'_> {
                 Ok(parsed) => {
                     budget.record_success();
                     let started_tool = Instant::now();
-                    let result = tokio::task::block_in_place(|| toolbox.call(&parsed.call));
+                    let result = match self.recall(&parsed.call, &messages) {
+                        Some(recalled) => recalled,
+                        None => tokio::task::block_in_place(|| toolbox.call(&parsed.call)),
+                    };
                     let env_seconds = started_tool.elapsed().as_secs_f64();
                     step.timings.env_seconds = Some(env_seconds);
                     *end.timings.env_seconds.get_or_insert(0.0) += env_seconds;
@@ -280,6 +279,33 @@ impl Agent<'_> {
             }
         }
         Ok(end)
+    }
+
+    /// The schemas of the tools the model is offered: the toolbox's, and `recall_thought`
+    /// when it is on.
+    fn tool_specs(&self, toolbox: &Toolbox) -> Vec<serde_json::Value> {
+        let mut specs = swerve_tools::tool_specs(toolbox.config());
+        if self.config.reasoning.recall_thought {
+            specs.push(recall::spec());
+        }
+        specs
+    }
+
+    /// The result of `call` when it is `recall_thought` and the tool is on: the reasoning of
+    /// the steps it names, from `conversation` (which holds the current turn already).
+    fn recall(&self, call: &ToolCall, conversation: &[Message]) -> Option<ToolResult> {
+        if !self.config.reasoning.recall_thought || call.name != recall::NAME {
+            return None;
+        }
+        let recalled = recall::recall(conversation, call);
+        Some(ToolResult {
+            output: recalled.text.clone(),
+            error_code: if recalled.is_error { "-1" } else { "0" }.to_owned(),
+            done: false,
+            is_error: recalled.is_error,
+            observation: recalled.text,
+            submission: None,
+        })
     }
 
     /// The request for the messages `sent`: a chat request (with `tools` for native function
@@ -363,7 +389,8 @@ impl Agent<'_> {
     }
 }
 
-fn result_message(result: ResultMessage) -> Message {
+/// The message a format's tool result is sent as.
+pub(crate) fn result_message(result: ResultMessage) -> Message {
     let role = match result.role {
         ResultRole::User => Role::User,
         ResultRole::Tool => Role::Tool,

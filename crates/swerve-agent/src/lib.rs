@@ -1,8 +1,10 @@
 //! The agent: what the model is told ([`prompt`]), how its replies are read (`reply`,
 //! with SWE-AGILE's reasoning structure and context policies in [`reasoning`]) and the loop
 //! that drives it through a task, one tool call per step, recording a trajectory as it goes
-//! ([`episode`]).
+//! ([`episode`]). [`backfill`] has a teacher model write SWE-AGILE reasoning and digests
+//! into existing trajectories.
 
+pub mod backfill;
 pub mod episode;
 pub mod prompt;
 pub mod reasoning;

@@ -53,16 +53,10 @@ pub(crate) fn read(
             tool_calls,
         );
     }
-    let has_call = |segment: &str| {
-        !matches!(
-            format.parse(&ModelOutput::from_text(segment)),
-            Err(FormatError::NoCall { .. })
-        )
-    };
     match structure::parse(
         &response.content,
         response.reasoning_content.as_deref(),
-        has_call,
+        |segment| has_call(format, segment),
     ) {
         Ok(structured) => read_call(
             format,
@@ -105,6 +99,14 @@ pub(crate) fn read(
             }
         }
     }
+}
+
+/// Whether a tool call starts in `segment`, as `format` reads text.
+pub(crate) fn has_call(format: &dyn ToolFormat, segment: &str) -> bool {
+    !matches!(
+        format.parse(&ModelOutput::from_text(segment)),
+        Err(FormatError::NoCall { .. })
+    )
 }
 
 /// Reads the call of `text` and `tool_calls` (the action, after any digest).

@@ -1,7 +1,8 @@
 //! The agent loop with SWE-AGILE's reasoning structure and context policies, driven by a
 //! scripted model over a real temporary repository: what each request carries of earlier
-//! reasoning, every structure error under each policy, the defaults left as they were, and
-//! trajectories whose recorded requests rebuild exactly what the model was sent.
+//! reasoning, every structure error under each policy, the defaults left as they were,
+//! `recall_thought` answered from the conversation, and trajectories whose recorded
+//! requests rebuild exactly what the model was sent.
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
@@ -74,6 +75,8 @@ struct Run {
     trajectory: Trajectory,
     /// The messages of each request, as the model received them.
     requests: Vec<Vec<Message>>,
+    /// The names of the tools of each request's schemas (native function calling).
+    tools: Vec<Vec<String>>,
 }
 
 /// Runs an episode of `replies` and checks that the trajectory rebuilds every request
@@ -110,14 +113,20 @@ fn run(config: &AgentConfig, format: &dyn ToolFormat, replies: Vec<ModelResponse
         .unwrap();
     writer.finish(&Outcome::new(end.exit_reason, "")).unwrap();
     let trajectory = read_trajectory(&path).unwrap().trajectory;
-    let requests: Vec<Vec<Message>> = model
+    let (requests, tools): (Vec<Vec<Message>>, Vec<Vec<String>>) = model
         .requests()
         .into_iter()
         .map(|request| match request.input {
-            ModelInput::Chat { messages, .. } => messages,
+            ModelInput::Chat { messages, tools } => {
+                let names = tools
+                    .iter()
+                    .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+                    .collect();
+                (messages, names)
+            }
             ModelInput::Prompt(_) => panic!("a chat request was expected"),
         })
-        .collect();
+        .unzip();
     assert_eq!(requests.len(), trajectory.steps.len());
     for (index, messages) in requests.iter().enumerate() {
         assert_eq!(
@@ -130,6 +139,7 @@ fn run(config: &AgentConfig, format: &dyn ToolFormat, replies: Vec<ModelResponse
         end,
         trajectory,
         requests,
+        tools,
     }
 }
 
@@ -196,6 +206,12 @@ fn each_window_sends_the_reasoning_of_exactly_its_turns() {
                 assert_eq!(step.reasoning, Some(format!("reasoning {k}")));
                 assert_eq!(step.digest, Some(format!("digest {k}")));
             }
+            // The conversation rebuilt from the file holds every turn (the last, which no
+            // request holds, included) with its digest and call as content.
+            let conversation = conversation_giving_back_requests(&config, &run);
+            let held: Vec<String> = turns(&conversation).iter().map(|t| t.text()).collect();
+            let written: Vec<String> = (0..calls.len()).map(|k| kept(k, calls[k])).collect();
+            assert_eq!(held, written, "{window:?} {send:?}");
             if window == WindowPolicy::Last(1) && send == SendReasoning::Field {
                 // Dropping a field is recorded as such, not by resending the message.
                 let dropped = run.trajectory.steps.iter().any(|step| {
@@ -295,6 +311,14 @@ fn native_calls_tool_messages_and_error_turns_count_as_turns() {
             Some("reasoning 1")
         );
         assert_eq!(run.trajectory.steps[1].digest, None);
+        // The conversation rebuilt from the file ends with the last call, native.
+        let conversation = conversation_giving_back_requests(&config, &run);
+        let finish = ChatToolCall::new("call_4", "finish", r#"{"command":"submit"}"#);
+        let last = conversation.last().unwrap();
+        assert_eq!(
+            (last.text(), &last.tool_calls),
+            (content("digest 4", ""), &vec![finish])
+        );
     }
 }
 
@@ -477,4 +501,125 @@ fn the_defaults_send_the_conversation_as_before() {
     // The default section is not written, so saved configurations read as before.
     let json = serde_json::to_value(&config).unwrap();
     assert!(json.get("reasoning").is_none());
+}
+
+/// `recall_thought` with these step ids, as an XML call.
+fn recall_call(ids: &str) -> String {
+    format!("<function=recall_thought>\n  <parameter=step_ids>{ids}</parameter>\n</function>")
+}
+
+fn recalling(window: WindowPolicy) -> AgentConfig {
+    let mut config = structured(window, SendReasoning::Inline);
+    config.reasoning.recall_thought = true;
+    config
+}
+
+#[test]
+fn recall_thought_brings_back_reasoning_that_left_the_window() {
+    let config = recalling(WindowPolicy::Last(1));
+    let replies = vec![
+        agile(0, SEARCH),
+        agile(1, VIEW),
+        agile(2, &recall_call("[0, 2]")),
+        agile(3, &recall_call("[7]")),
+        agile(4, &recall_call("oops")),
+        agile(5, FINISH),
+    ];
+    let run = run(&config, &XmlFormat::new(Pick::Last), replies);
+    assert_eq!(run.end.exit_reason, ExitReason::Submitted);
+    let observation = |k: usize| run.trajectory.steps[k].observation.clone().unwrap();
+    // The current step counts, as upstream appends it before running the action.
+    assert_eq!(
+        observation(2),
+        "=== RECALLED THOUGHT BEGIN ===\nSTEP [0, 2]: reasoning 0\nSTEP [0, 2]: reasoning 2\n\nSteps Remaining: 47"
+    );
+    assert_eq!(
+        observation(3),
+        "Error: Step_id 7 exceed current past steps length 4!\nSteps Remaining: 46"
+    );
+    assert!(observation(4).starts_with("Error: step_ids must be a JSON list"));
+    // The model sees the recall as it sees any observation.
+    assert_eq!(run.requests[3].last().unwrap().text(), observation(2));
+    let call = run.trajectory.steps[2].tool_call.as_ref().unwrap();
+    assert_eq!(call.name, "recall_thought");
+}
+
+#[test]
+fn recall_thought_is_offered_only_when_it_is_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let shell = Arc::new(HostShell {
+        dir: dir.path().to_owned(),
+    });
+    let toolbox = Toolbox::new(WorkspaceFs::new(dir.path()), shell, ToolConfig::default());
+    let prompts = Prompts::new(&PromptTemplates::default()).unwrap();
+    let model = ScriptedModel::from_texts(Vec::<String>::new());
+    let task = swerve_core::Task::new("calc", "o/calc", "0", "fix add");
+    let system_prompt = |config: &AgentConfig| {
+        let agent = Agent {
+            model: &model,
+            format: &XmlFormat::new(Pick::Last),
+            prompts: &prompts,
+            config,
+            renderer: None,
+        };
+        agent.opening(&task, &toolbox, "/testbed").unwrap()[0].text()
+    };
+    let on = system_prompt(&recalling(WindowPolicy::Last(1)));
+    assert!(
+        on.contains("---- BEGIN FUNCTION #5: recall_thought ----"),
+        "{on}"
+    );
+    assert!(on.contains("(1) step_ids (array, required)"), "{on}");
+    let off = system_prompt(&structured(WindowPolicy::Last(1), SendReasoning::Inline));
+    assert!(!off.contains("recall_thought"), "{off}");
+
+    // Native function calling: the schema comes with every request, only when on.
+    let native = |config: &AgentConfig| {
+        let finish = ChatToolCall::new("call_0", "finish", r#"{"command": "submit"}"#);
+        let mut reply = ModelResponse::text(content("d", ""));
+        reply.reasoning_content = Some("r".into());
+        reply.tool_calls = vec![finish];
+        run(config, &NativeFormat, vec![reply]).tools.remove(0)
+    };
+    assert_eq!(
+        native(&recalling(WindowPolicy::Last(1)))
+            .last()
+            .map(String::as_str),
+        Some("recall_thought")
+    );
+    assert!(
+        !native(&structured(WindowPolicy::Last(1), SendReasoning::Inline))
+            .contains(&"recall_thought".to_owned())
+    );
+
+    // Off, a call to it is an unknown tool, answered by the toolbox.
+    let config = structured(WindowPolicy::Last(1), SendReasoning::Inline);
+    let replies = vec![agile(0, &recall_call("[0]")), agile(1, FINISH)];
+    let run = run(&config, &XmlFormat::new(Pick::Last), replies);
+    let observation = run.trajectory.steps[0].observation.as_deref().unwrap();
+    assert!(observation.starts_with("Invalid Action"), "{observation}");
+}
+
+/// The conversation rebuilt from the run's trajectory, checked: every turn holds its
+/// step's reasoning, and the run's own policy gives back each request from it.
+fn conversation_giving_back_requests(config: &AgentConfig, run: &Run) -> Vec<Message> {
+    let conversation = run.trajectory.conversation().unwrap();
+    let policy = config.reasoning.policy(ID);
+    let what = format!("{:?}", config.reasoning);
+    for (k, request) in run.requests.iter().enumerate() {
+        let context = policy.before_turn(&conversation, k);
+        assert_eq!(context.as_ref(), Some(request), "{what}: request {k}");
+    }
+    let reasoning: Vec<Option<String>> = turns(&conversation)
+        .iter()
+        .map(|turn| turn.reasoning_content.clone())
+        .collect();
+    let recorded: Vec<Option<String>> = run
+        .trajectory
+        .steps
+        .iter()
+        .map(|step| step.reasoning.clone())
+        .collect();
+    assert_eq!(reasoning, recorded, "{what}");
+    conversation
 }

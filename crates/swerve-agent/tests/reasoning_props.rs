@@ -1,10 +1,15 @@
 //! Property tests of the SWE-AGILE reply structure: the parser never panics and only
 //! returns text taken from the reply, and rendered pieces parse back to themselves (also
 //! with CRLF line ends, with the reasoning from the server, and as a kept turn is sent).
+//! Likewise for the other readers of model output here: a backfill teacher's reply, whose
+//! accepted pieces must fit the structure unchanged, and `recall_thought`'s step ids.
 
 use proptest::prelude::*;
+use swerve_agent::backfill::reply;
+use swerve_agent::reasoning::recall;
 use swerve_agent::reasoning::structure::{self, Structured};
 use swerve_core::ToolCall;
+use swerve_core::trajectory::Message;
 use swerve_tools::formats::{FormatError, ModelOutput, Pick, ToolFormat, XmlFormat};
 
 /// Whether a call starts in `segment`, as the XML format sees it.
@@ -25,6 +30,9 @@ fn fragment() -> impl Strategy<Value = String> {
         Just("<reasoning_digest>".to_owned()),
         Just("</reasoning_digest>".to_owned()),
         Just("<reasoning_".to_owned()),
+        Just("[0, 2]".to_owned()),
+        Just("-1".to_owned()),
+        Just("99999999999999999999".to_owned()),
         Just("<function=search>".to_owned()),
         Just("<function=".to_owned()),
         Just("</function>".to_owned()),
@@ -129,6 +137,56 @@ proptest! {
             prop_assert!(from_server.is_err());
         } else {
             prop_assert_eq!(from_server, Ok(pieces));
+        }
+    }
+}
+
+/// A teacher's reply: mostly the two blocks around soup, sometimes soup alone.
+fn teacher_reply() -> impl Strategy<Value = String> {
+    prop_oneof![
+        soup(),
+        (soup(), soup(), soup(), soup()).prop_map(|(before, reasoning, digest, after)| format!(
+            "{before}<reasoning>{reasoning}</reasoning>\n<reasoning_digest>{digest}</reasoning_digest>{after}"
+        )),
+        (plain(60), plain(40)).prop_map(|(reasoning, digest)| format!(
+            "<reasoning>\n{reasoning}\n</reasoning>\n<reasoning_digest>\n{digest}\n</reasoning_digest>"
+        )),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn teacher_replies_never_panic_and_fit_the_structure(text in teacher_reply(), action in action()) {
+        match reply::parse(&text, has_call) {
+            Ok(annotation) => {
+                let normalized = text.replace("\r\n", "\n");
+                prop_assert!(normalized.contains(&annotation.reasoning));
+                prop_assert!(normalized.contains(&annotation.digest));
+                // What the teacher wrote becomes a reply the agent's parser reads back
+                // to the same pieces.
+                let pieces = Structured {
+                    reasoning: annotation.reasoning,
+                    digest: annotation.digest,
+                    action: action.trim().to_owned(),
+                };
+                prop_assert_eq!(structure::parse(&pieces.render(), None, has_call), Ok(pieces));
+            }
+            Err(error) => prop_assert!(error.to_string().starts_with("Your ")),
+        }
+    }
+
+    #[test]
+    fn recall_never_panics(ids in soup(), steps in 0usize..4) {
+        let conversation: Vec<Message> = (0..steps)
+            .map(|k| Message { reasoning_content: Some(format!("r{k}")), ..Message::assistant("a") })
+            .collect();
+        let call = ToolCall::new(recall::NAME).arg("step_ids", ids.clone());
+        let recalled = recall::recall(&conversation, &call);
+        prop_assert!(recalled.text.starts_with("=== RECALLED THOUGHT BEGIN ===\n") != recalled.is_error);
+        if let Ok(value) = serde_json::from_str::<serde_json::Value>(&ids) {
+            let _ = recall::recall(&conversation, &ToolCall::new(recall::NAME).arg("step_ids", value));
         }
     }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use swerve_core::trajectory::Message;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::template::{ChatTemplate, RenderOptions};
 use crate::tokenizer::Tokenizer;
 
@@ -28,6 +28,20 @@ impl ChatModel {
             tokenizer,
             template,
         })
+    }
+
+    /// The same model with the chat template in the file `path` instead of its own (vLLM's
+    /// `--chat-template`); the special tokens stay those of the directory.
+    pub fn with_template_file(mut self, path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let source = std::fs::read_to_string(path).map_err(|source| Error::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        self.template = self
+            .template
+            .with_source(path.display().to_string(), source)?;
+        Ok(self)
     }
 
     /// The directory it was loaded from.
@@ -72,6 +86,41 @@ mod tests {
         fn shareable<T: Send + Sync>() {}
         shareable::<ChatModel>();
     }
+
+    #[test]
+    fn a_template_file_replaces_the_template_and_keeps_the_special_tokens() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("tokenizer.json"), TINY_TOKENIZER).unwrap();
+        std::fs::write(
+            dir.path().join("tokenizer_config.json"),
+            r#"{"bos_token": "<s>", "chat_template": "own"}"#,
+        )
+        .unwrap();
+        let template = dir.path().join("other.jinja");
+        std::fs::write(&template, "{{ bos_token }}{{ messages[0].content }}").unwrap();
+        let model = ChatModel::from_dir(dir.path()).unwrap();
+        let messages = [Message::user("hi")];
+        let options = RenderOptions::default();
+        assert_eq!(model.render(&messages, &options).unwrap(), "own");
+        let model = model.with_template_file(&template).unwrap();
+        assert_eq!(model.render(&messages, &options).unwrap(), "<s>hi");
+        let missing = ChatModel::from_dir(dir.path())
+            .unwrap()
+            .with_template_file(dir.path().join("missing.jinja"))
+            .unwrap_err()
+            .to_string();
+        assert!(missing.contains("missing.jinja"), "{missing}");
+        std::fs::write(&template, "{% if %}").unwrap();
+        let broken = ChatModel::from_dir(dir.path())
+            .unwrap()
+            .with_template_file(&template)
+            .unwrap_err()
+            .to_string();
+        assert!(broken.contains("other.jinja"), "{broken}");
+    }
+
+    /// A word-level tokenizer with an empty vocabulary: enough to load a directory.
+    const TINY_TOKENIZER: &str = r#"{"version":"1.0","truncation":null,"padding":null,"added_tokens":[],"normalizer":null,"pre_tokenizer":null,"post_processor":null,"decoder":null,"model":{"type":"WordLevel","vocab":{"[UNK]":0},"unk_token":"[UNK]"}}"#;
 
     #[test]
     fn a_missing_tokenizer_names_the_file() {

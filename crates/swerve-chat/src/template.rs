@@ -105,6 +105,23 @@ impl ChatTemplate {
         Self::compile(origin, vec![template], false, Vec::new())
     }
 
+    /// A template from `source` given the special tokens of `self`, as vLLM's
+    /// `--chat-template` replaces a model's template and keeps its tokenizer. `origin`
+    /// names it in errors.
+    pub fn with_source(
+        &self,
+        origin: impl Into<String>,
+        source: impl Into<String>,
+    ) -> Result<Self> {
+        let origin = origin.into();
+        let template = TemplateSource {
+            name: "default".to_owned(),
+            origin: origin.clone(),
+            source: source.into(),
+        };
+        Self::compile(origin, vec![template], false, self.special_tokens.clone())
+    }
+
     fn compile(
         origin: String,
         templates: Vec<TemplateSource>,

@@ -12,8 +12,8 @@ use swerve_core::ToolCall;
 use swerve_core::trajectory::import::{detect, mini_swe_agent, openhands, r2e_gym, swe_agent};
 use swerve_core::trajectory::{
     ChatToolCall, Content, ExitReason, FunctionCall, Header, Message, MessagesDelta, MessagesSent,
-    Outcome, Role, Step, Timings, TokenCapture, Trajectory, TrajectoryErrorKind, Usage,
-    parse_trajectory,
+    Outcome, Role, Step, SubTrajectory, SubagentCall, Timings, TokenCapture, Trajectory,
+    TrajectoryErrorKind, Usage, parse_trajectory,
 };
 
 fn text() -> impl Strategy<Value = String> {
@@ -131,15 +131,56 @@ fn sent() -> impl Strategy<Value = Sent> {
     ]
 }
 
-fn step() -> impl Strategy<Value = (Sent, Step)> {
-    let usage = (any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>()).prop_map(
+fn usage() -> impl Strategy<Value = Usage> {
+    (any::<u64>(), any::<u64>(), any::<u64>(), any::<u64>()).prop_map(
         |(prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens)| Usage {
             prompt_tokens,
             completion_tokens,
             cached_tokens,
             reasoning_tokens,
         },
-    );
+    )
+}
+
+fn subagent() -> impl Strategy<Value = SubTrajectory> {
+    let call = (
+        messages(3),
+        text(),
+        prop::option::of(text()),
+        prop::option::of(usage()),
+        prop::option::of(finite()),
+        prop::option::of(finite()),
+        prop::option::of(text()),
+    )
+        .prop_map(
+            |(messages, response_text, reasoning, usage, cost, model_seconds, error)| {
+                SubagentCall {
+                    messages,
+                    response_text,
+                    reasoning,
+                    usage,
+                    cost,
+                    model_seconds,
+                    error,
+                }
+            },
+        );
+    (
+        text(),
+        text(),
+        prop::collection::vec(call, 0..3),
+        prop::option::of(text()),
+    )
+        .prop_map(|(agent, model, calls, status)| SubTrajectory {
+            agent,
+            model,
+            calls,
+            status,
+        })
+}
+
+fn step() -> impl Strategy<Value = (Sent, Step)> {
+    let usage = usage();
     let tokens = (
         prop::collection::vec(any::<u32>(), 0..4),
         prop::collection::vec(any::<u32>(), 0..4),
@@ -168,10 +209,21 @@ fn step() -> impl Strategy<Value = (Sent, Step)> {
         (prop::option::of(finite()), prop::option::of(finite())),
         prop::option::of(finite()),
         prop::option::of(tokens),
+        prop::collection::vec(subagent(), 0..2),
         json_map(),
     )
         .prop_map(
-            |(sent, texts, tool_call, usage, (model_seconds, env_seconds), cost, tokens, extra)| {
+            |(
+                sent,
+                texts,
+                tool_call,
+                usage,
+                (model_seconds, env_seconds),
+                cost,
+                tokens,
+                subagents,
+                extra,
+            )| {
                 let (response_text, reasoning, digest, call_text, format_error, observation, error) =
                     texts;
                 let step = Step {
@@ -192,6 +244,7 @@ fn step() -> impl Strategy<Value = (Sent, Step)> {
                     cost,
                     tokens,
                     error,
+                    subagents,
                     extra,
                 };
                 (sent, step)

@@ -61,6 +61,11 @@ pub struct HttpModelConfig {
     /// self-signed server certificate. Unset by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_cert: Option<PathBuf>,
+    /// The GGUF file of the embedded model (`name = "embedded"`, run in swerve's own process
+    /// on the CPU, see the `swerve-embedded` crate); unset, the default model in swerve's
+    /// models directory. The HTTP backend does not use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<PathBuf>,
     /// Chat or raw completions.
     pub mode: ApiMode,
     /// Limit for one attempt, from connecting until the whole body is read.
@@ -95,6 +100,7 @@ impl HttpModelConfig {
             model: model.into(),
             api_key_env: default_api_key_env(),
             ca_cert: None,
+            path: None,
             mode: ApiMode::default(),
             timeout_secs: default_timeout_secs(),
             max_retries: default_max_retries(),
@@ -163,7 +169,7 @@ mod tests {
     }
 
     #[test]
-    fn ca_cert_is_optional_and_omitted_when_unset() {
+    fn ca_cert_and_path_are_optional_and_omitted_when_unset() {
         let config: HttpModelConfig = toml::from_str(
             "base_url = \"https://api.example.com/v1\"\nname = \"m\"\nca_cert = \"/etc/ca.pem\"\n",
         )
@@ -173,6 +179,14 @@ mod tests {
         let config = HttpModelConfig::new("https://api.example.com/v1", "m");
         assert_eq!(config.ca_cert, None);
         assert!(!toml::to_string(&config).unwrap().contains("ca_cert"));
+        let config: HttpModelConfig =
+            toml::from_str("name = \"embedded\"\npath = \"/models/m.gguf\"\n").unwrap();
+        assert_eq!(config.path, Some(PathBuf::from("/models/m.gguf")));
+        assert!(
+            !toml::to_string(&HttpModelConfig::default())
+                .unwrap()
+                .contains("path")
+        );
     }
 
     #[test]

@@ -27,5 +27,5 @@ pub use fs::{DEFAULT_SANDBOX_ROOT, EntryKind, FsError, Resolved, WorkspaceFs};
 pub use observation::{CONTINUE_MSG, FINISHED, render_observation, strip_ansi_and_cr};
 pub use pytext::TRUNCATED_MESSAGE;
 pub use specs::tool_specs;
-pub use toolbox::{TOOL_NAMES, ToolResult, Toolbox};
+pub use toolbox::{CallInterceptor, TOOL_NAMES, ToolResult, Toolbox};
 pub use xml::{ParseError, first_call_block, parse_tool_call, parse_xml, to_xml};

@@ -1,6 +1,8 @@
 //! [`Toolbox`]: one agent's tools over one workspace. It dispatches a [`ToolCall`] to the
 //! right tool, keeps the editor's undo history, and returns the output, R2E-Gym's error
-//! code and the rendered observation together.
+//! code and the rendered observation together. A [`CallInterceptor`] may answer a call
+//! before it runs (SWE-World's router answers commands that run project code with a
+//! transition model's prediction).
 
 use std::sync::Arc;
 
@@ -37,12 +39,25 @@ pub struct ToolResult {
     pub submission: Option<String>,
 }
 
+/// Answers some calls instead of the tools.
+pub trait CallInterceptor: Send + Sync {
+    /// The result for `call`, or `None` to let the tool run it. `fs` is the workspace as it
+    /// is now and `config` the tools' settings.
+    fn intercept(
+        &mut self,
+        call: &ToolCall,
+        fs: &WorkspaceFs,
+        config: &ToolConfig,
+    ) -> Option<ToolResult>;
+}
+
 /// The native tools of one workspace.
 pub struct Toolbox {
     fs: WorkspaceFs,
     shell: Arc<dyn Shell>,
     config: ToolConfig,
     editor: Editor,
+    interceptor: Option<Box<dyn CallInterceptor>>,
 }
 
 impl Toolbox {
@@ -53,7 +68,14 @@ impl Toolbox {
             shell,
             config,
             editor: Editor::default(),
+            interceptor: None,
         }
+    }
+
+    /// Lets `interceptor` answer calls before the tools run them.
+    pub fn with_interceptor(mut self, interceptor: Box<dyn CallInterceptor>) -> Self {
+        self.interceptor = Some(interceptor);
+        self
     }
 
     /// The settings in use.
@@ -68,6 +90,11 @@ impl Toolbox {
 
     /// Runs one call. Never panics on bad input: problems come back as error observations.
     pub fn call(&mut self, call: &ToolCall) -> ToolResult {
+        if let Some(interceptor) = &mut self.interceptor
+            && let Some(result) = interceptor.intercept(call, &self.fs, &self.config)
+        {
+            return result;
+        }
         let name = call.name.as_str();
         let mut submission = None;
         let (output, error_code, is_error) = match name {

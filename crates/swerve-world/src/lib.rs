@@ -41,6 +41,9 @@ pub use swt::{
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct WorldConfig {
+    /// The transition model's server (`[world.transition_model]`, configured as `[model]`
+    /// is).
+    pub transition_model: swerve_llm::HttpModelConfig,
     /// The router.
     pub router: RouterConfig,
     /// Context assembly.

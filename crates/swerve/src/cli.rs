@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use swerve_agent::reasoning::WindowPolicy;
 
 use crate::config::layers::{given, toml_string};
 
@@ -82,6 +83,17 @@ pub enum Command {
     Traj(TrajCommand),
     /// Grade predictions (or gold / empty patches) by SWE-bench's rules, without Docker.
     Eval(EvalArgs),
+    /// SWE-AGILE's reasoning context: exact tokens per step, compression rates, the
+    /// context-size figure, the compression-aware reward.
+    #[command(subcommand)]
+    Context(ContextCommand),
+    /// Training data from trajectories.
+    #[command(subcommand)]
+    Data(DataCommand),
+    /// PR-Edit, SWE-Edit's editor benchmark: mine instances from a git history, run an
+    /// editor model on them.
+    #[command(subcommand)]
+    EditBench(EditBenchCommand),
     /// Report sandbox capabilities, git, Python interpreters and cache locations.
     Doctor,
     /// Show the resolved configuration, or the built-in presets.
@@ -219,7 +231,8 @@ pub struct RunArgs {
     /// Output directory (trajectories, logs, preds.jsonl, summary.json); reruns resume in it.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// `replay` (replays each task's demonstration) or a served model's name [model.name].
+    /// `replay` (replays each task's demonstration), `embedded` (a small GGUF model run in
+    /// this process on the CPU, see docs/embedded.md) or a served model's name [model.name].
     #[arg(long)]
     pub model: Option<String>,
     /// Base URL of an OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama, …), e.g.
@@ -256,6 +269,11 @@ pub struct RunArgs {
     /// into its trajectory [run.eval].
     #[arg(long)]
     pub eval: bool,
+    /// Where commands run: `sandbox`, or `world` (SWE-World: commands that run project code
+    /// are answered by the transition model configured under [world.transition_model])
+    /// [run.env].
+    #[arg(long, value_name = "sandbox|world")]
+    pub env: Option<String>,
     /// Run rollouts again even if their trajectory is complete.
     #[arg(long)]
     pub redo: bool,
@@ -283,6 +301,7 @@ impl RunArgs {
             ("run.concurrency", self.concurrency.map(|v| v.to_string())),
             ("agent.max_steps", self.max_steps.map(|v| v.to_string())),
             ("run.eval", self.eval.then(|| "true".to_owned())),
+            ("run.env", self.env.as_deref().map(quoted)),
         ])
     }
 }
@@ -305,4 +324,310 @@ pub enum TrajCommand {
         #[arg(long, default_value_t = 12)]
         width: usize,
     },
+}
+
+/// The model whose tokenizer and chat template count the tokens.
+#[derive(Debug, Args)]
+pub struct TokenizerArgs {
+    /// Model directory: tokenizer.json and a chat template (chat_template.jinja or
+    /// tokenizer_config.json), e.g. a Hugging Face model's files.
+    #[arg(long, value_name = "DIR")]
+    pub tokenizer: PathBuf,
+    /// A chat template file to use instead of the model's own (as vLLM's
+    /// --chat-template), e.g. one that keeps earlier reasoning (docs/agile.md).
+    #[arg(long, value_name = "FILE")]
+    pub chat_template: Option<PathBuf>,
+}
+
+/// The reasoning window the trajectories are seen under.
+#[derive(Debug, Args)]
+pub struct WindowArgs {
+    /// Earlier turns keeping their reasoning: N, a..b (N drawn per trajectory), interleaved
+    /// or current_step [default: the N the run recorded].
+    #[arg(long, value_name = "N|a..b", value_parser = crate::agile::window::parse)]
+    pub window: Option<WindowPolicy>,
+    /// Seed of the draw of N from a..b, with the trajectory id (as agent.reasoning.seed).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ContextCommand {
+    /// Tokens per trajectory (and per step): context sent, under the window and with all
+    /// reasoning; reasoning, digest and action lengths; compression rates.
+    Stats {
+        /// Trajectory files (any format `swerve traj convert` reads).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        tokenizer: TokenizerArgs,
+        #[command(flatten)]
+        window: WindowArgs,
+        /// Also print each step.
+        #[arg(long)]
+        steps: bool,
+        /// Print JSON lines, one per trajectory.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Draw the context size per step under interleaved, current-step and window-N
+    /// thinking as an SVG figure.
+    Plot {
+        /// Trajectory files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        tokenizer: TokenizerArgs,
+        #[command(flatten)]
+        window: WindowArgs,
+        /// The SVG file to write.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+    /// The compression-aware reward R = resolved · (1 + β · min(R_comp, γ)), from each
+    /// outcome's reward or evaluation report.
+    Reward {
+        /// Trajectory files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        tokenizer: TokenizerArgs,
+        #[command(flatten)]
+        window: WindowArgs,
+        /// β, the weight of the compression bonus.
+        #[arg(long, default_value_t = 0.2)]
+        beta: f64,
+        /// γ, where the compression rate stops counting.
+        #[arg(long, default_value_t = 0.55)]
+        gamma: f64,
+        /// Added to the last step of runs that ended in format errors or repeats (upstream: -0.5).
+        #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+        format_penalty: f64,
+        /// Which compression rate: SWE-AGILE's code (final conversation) or its paper (sums over steps).
+        #[arg(long, value_enum, default_value_t = RateArg::Code)]
+        rate: RateArg,
+        /// Record the reward and its parts in each outcome's extra.compression_reward
+        /// (swerve trajectory files, rewritten atomically).
+        #[arg(long)]
+        write: bool,
+        /// Print JSON lines, one per trajectory.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Which compression rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RateArg {
+    /// 1 - tokens(final conversation, window N) / tokens(with all reasoning).
+    Code,
+    /// 1 - L_hybrid / L_full, sums over the steps' reasoning, digest, action, observation.
+    Paper,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DataCommand {
+    /// Snapshot SFT samples: one per assistant step, its context under the window and its
+    /// turn (reasoning, digest, action) as the only trained target.
+    Snapshots(SnapshotArgs),
+    /// Hindsight backfill: a teacher model writes SWE-AGILE reasoning and a digest for
+    /// every step of existing trajectories, given the action each step took.
+    Backfill(BackfillArgs),
+}
+
+/// `swerve data backfill`. Options left out come from the `[backfill]` configuration.
+#[derive(Debug, Args)]
+pub struct BackfillArgs {
+    /// Trajectory files (any format `swerve traj convert` reads).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output directory (trajectories/, rejected/, summary.json); reruns resume in it.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// The teacher: a served model's name [backfill.teacher.name].
+    #[arg(long, value_name = "MODEL")]
+    pub teacher: Option<String>,
+    /// Base URL of the teacher's OpenAI-compatible server [backfill.teacher.base_url].
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Earlier steps whose reasoning the teacher sees: N, or a..b to draw N per trajectory
+    /// [backfill.window].
+    #[arg(long, value_name = "N|a..b", value_parser = crate::agile::window::parse)]
+    pub window: Option<WindowPolicy>,
+    /// Trajectories backfilled at once [backfill.concurrency].
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<usize>,
+    /// Backfill every trajectory again, also those finished or rejected before.
+    #[arg(long)]
+    pub redo: bool,
+}
+
+impl BackfillArgs {
+    /// The options given, as dotted configuration assignments.
+    pub fn assignments(&self) -> Vec<(String, String)> {
+        let window = |policy: &WindowPolicy| {
+            toml::Value::try_from(policy)
+                .expect("a window is a TOML value")
+                .to_string()
+        };
+        given([
+            (
+                "backfill.teacher.name",
+                self.teacher.as_deref().map(toml_string),
+            ),
+            (
+                "backfill.teacher.base_url",
+                self.base_url.as_deref().map(toml_string),
+            ),
+            ("backfill.window", self.window.as_ref().map(window)),
+            (
+                "backfill.concurrency",
+                self.concurrency.map(|v| v.to_string()),
+            ),
+        ])
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// Trajectory files (any format `swerve traj convert` reads).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Earlier turns keeping their reasoning in each context: N, a..b (N drawn per
+    /// trajectory from the seed and its id), interleaved or current_step.
+    #[arg(long, value_name = "N|a..b", value_parser = crate::agile::window::parse)]
+    pub window: WindowPolicy,
+    /// Seed of the draw of N from a..b (as agent.reasoning.seed).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// The JSON-lines file to write.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Rows: chat messages with loss weights, or token ids with a loss mask.
+    #[arg(long, value_enum, default_value_t = SampleFormatArg::Messages)]
+    pub format: SampleFormatArg,
+    /// Model directory whose chat template and tokenizer make the token rows (needed by
+    /// --format tokens; with messages, rows get num_tokens).
+    #[arg(long, value_name = "DIR")]
+    pub tokenizer: Option<PathBuf>,
+    /// A chat template file to use instead of the model's own.
+    #[arg(long, value_name = "FILE", requires = "tokenizer")]
+    pub chat_template: Option<PathBuf>,
+}
+
+/// The rows of `swerve data snapshots`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SampleFormatArg {
+    /// {"messages": [...]} with loss_weight / train per message.
+    Messages,
+    /// {"input_ids": [...], "loss_mask": [...]}.
+    Tokens,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EditBenchCommand {
+    /// Mine instances (original file, target file, instruction) from a repository's history:
+    /// commits that change one source file within the size limits.
+    Build(EditBenchBuildArgs),
+    /// Run an editor model on instances: format success, match failures, exact and
+    /// normalized match, whole-file rewrites, optionally a judge; results.jsonl and
+    /// summary.json.
+    Run(EditBenchRunArgs),
+}
+
+/// `swerve edit-bench build`.
+#[derive(Debug, Args)]
+pub struct EditBenchBuildArgs {
+    /// The git repository (a work tree or a bare repository).
+    #[arg(long, value_name = "DIR")]
+    pub repo: PathBuf,
+    /// The instance file to write (JSON lines).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Where the history starts.
+    #[arg(long, default_value = "HEAD")]
+    pub rev: String,
+    /// Instances at most (newest commits first).
+    #[arg(long, default_value_t = 500, value_name = "N")]
+    pub max_instances: usize,
+    /// Skip files longer than this many lines.
+    #[arg(long, default_value_t = 2000, value_name = "N")]
+    pub max_file_lines: usize,
+    /// Skip commits changing more lines than this (added plus deleted).
+    #[arg(long, default_value_t = 200, value_name = "N")]
+    pub max_changed_lines: usize,
+    /// Source file extensions, comma-separated [default: common programming languages].
+    #[arg(long, value_delimiter = ',', value_name = "EXT,...")]
+    pub ext: Vec<String>,
+    /// Have this served model write the instructions instead of taking commit messages
+    /// [edit.writer.name].
+    #[arg(long, value_name = "MODEL")]
+    pub writer: Option<String>,
+    /// Base URL of the writer's OpenAI-compatible server [edit.writer.base_url].
+    #[arg(long, value_name = "URL")]
+    pub writer_base_url: Option<String>,
+    /// Writer calls at once.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub concurrency: usize,
+}
+
+/// `swerve edit-bench run`.
+#[derive(Debug, Args)]
+pub struct EditBenchRunArgs {
+    /// The instance file (JSON lines: original, target, instruction, metadata).
+    #[arg(long, value_name = "FILE")]
+    pub data: PathBuf,
+    /// Output directory: results.jsonl (one line per instance) and summary.json.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// The editor: a served model's name [edit.editor.name].
+    #[arg(long, value_name = "MODEL")]
+    pub editor: Option<String>,
+    /// Base URL of the editor's OpenAI-compatible server [edit.editor.base_url].
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// A judge of equivalence: a served model's name [edit.judge.name].
+    #[arg(long, value_name = "MODEL")]
+    pub judge: Option<String>,
+    /// Base URL of the judge's server [edit.judge.base_url].
+    #[arg(long, value_name = "URL")]
+    pub judge_base_url: Option<String>,
+    /// Apply a SEARCH block that matches nowhere exactly where it matches with whitespace
+    /// ignored [edit.matching.whitespace_fallback].
+    #[arg(long)]
+    pub whitespace_fallback: bool,
+    /// Show the closest lines when a SEARCH block fails [edit.matching.did_you_mean].
+    #[arg(long)]
+    pub did_you_mean: bool,
+    /// Instances in flight at once.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub concurrency: usize,
+    /// Only the first N instances.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+}
+
+impl EditBenchCommand {
+    /// The options given, as dotted configuration assignments.
+    pub fn assignments(&self) -> Vec<(String, String)> {
+        let quoted = |value: &Option<String>| value.as_deref().map(toml_string);
+        let flag = |on: bool| on.then(|| "true".to_owned());
+        match self {
+            Self::Build(args) => given([
+                ("edit.writer.name", quoted(&args.writer)),
+                ("edit.writer.base_url", quoted(&args.writer_base_url)),
+            ]),
+            Self::Run(args) => given([
+                ("edit.editor.name", quoted(&args.editor)),
+                ("edit.editor.base_url", quoted(&args.base_url)),
+                ("edit.judge.name", quoted(&args.judge)),
+                ("edit.judge.base_url", quoted(&args.judge_base_url)),
+                (
+                    "edit.matching.whitespace_fallback",
+                    flag(args.whitespace_fallback),
+                ),
+                ("edit.matching.did_you_mean", flag(args.did_you_mean)),
+            ]),
+        }
+    }
 }

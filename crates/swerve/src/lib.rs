@@ -4,9 +4,11 @@
 //! configuration ([`config`]), run one command ([`commands`]), print errors a person can
 //! act on and exit with a meaningful status.
 
+pub mod agile;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod embedded;
 pub mod logging;
 pub mod open;
 

@@ -81,6 +81,17 @@ where
         tracing::subscriber::Interest::sometimes()
     }
 
+    /// The environment's level, and at least the rollout span's. Without a hint the
+    /// process's level would be `TRACE`, and every `log` record of a library (the
+    /// tokenizer writes one per normalized piece of text) would go through the filters.
+    fn max_level_hint(&self) -> Option<LevelFilter> {
+        Some(
+            Filter::<S>::max_level_hint(&self.env)
+                .unwrap_or(LevelFilter::TRACE)
+                .max(LevelFilter::INFO),
+        )
+    }
+
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         Filter::<S>::on_new_span(&self.env, attrs, id, ctx);
     }

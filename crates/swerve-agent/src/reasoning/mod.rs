@@ -1,10 +1,12 @@
 //! SWE-AGILE's dynamic reasoning context: replies structured as reasoning, a digest and an
 //! action ([`structure`]), and context policies that keep the detailed reasoning of only
 //! the last N assistant turns while digests, calls and observations stay ([`context`],
-//! [`window`]). [`ReasoningConfig`] is the `[agent.reasoning]` section that turns them on;
+//! [`window`]), and the optional `recall_thought` tool that brings old reasoning back
+//! ([`recall`]). [`ReasoningConfig`] is the `[agent.reasoning]` section that turns them on;
 //! its defaults change nothing. See `docs/agile.md`.
 
 pub mod context;
+pub mod recall;
 pub mod structure;
 pub mod window;
 
@@ -30,6 +32,9 @@ pub struct ReasoningConfig {
     pub send: SendReasoning,
     /// What each kind of structure error does.
     pub on_error: OnError,
+    /// Offer the `recall_thought(step_ids)` tool, which shows the model the full reasoning
+    /// of earlier steps ([`recall`]).
+    pub recall_thought: bool,
 }
 
 impl ReasoningConfig {
@@ -101,12 +106,13 @@ mod tests {
             window = [1, 4]
             seed = 7
             send = "inline"
+            recall_thought = true
             [on_error]
             missing_reasoning = "terminate"
             "#,
         )
         .unwrap();
-        assert!(config.required && !config.is_default());
+        assert!(config.required && config.recall_thought && !config.is_default());
         assert_eq!(config.send, SendReasoning::Inline);
         assert_eq!(
             config

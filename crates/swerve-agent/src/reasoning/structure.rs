@@ -28,14 +28,12 @@
 
 use std::fmt;
 
-/// Opens the digest.
-pub const DIGEST_OPEN: &str = "<reasoning_digest>";
-/// Closes the digest.
-pub const DIGEST_CLOSE: &str = "</reasoning_digest>";
-/// The reasoning tags [`parse`] accepts, as (opening, closing); kept reasoning is always
-/// written with the first pair.
-const REASONING_TAGS: [(&str, &str); 2] =
-    [("<think>", "</think>"), ("<reasoning>", "</reasoning>")];
+// How turns are written in text is shared with the trajectory reader (swerve-core): the
+// digest tags, the reasoning tags [`parse`] accepts (kept reasoning is always written with
+// the first pair), the content kept besides the reasoning, and kept reasoning inline.
+pub use swerve_core::trajectory::turn::{
+    DIGEST_CLOSE, DIGEST_OPEN, REASONING_TAGS, content, inline,
+};
 
 /// A reply with all three parts, each trimmed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,24 +57,6 @@ impl Structured {
             content(&self.digest, &self.action)
         )
     }
-}
-
-/// What the conversation keeps of a structured reply besides its reasoning: the digest
-/// block, then the action (when there is one).
-pub fn content(digest: &str, action: &str) -> String {
-    let block = format!("{DIGEST_OPEN}\n{digest}\n{DIGEST_CLOSE}");
-    if action.is_empty() {
-        block
-    } else {
-        format!("{block}\n{action}")
-    }
-}
-
-/// An assistant turn's content with its reasoning written in front, as SWE-AGILE renders
-/// the turns whose reasoning is kept: `<think>\n{reasoning}\n</think>\n\n{content}`.
-pub fn inline(reasoning: &str, content: &str) -> String {
-    let (open, close) = REASONING_TAGS[0];
-    format!("{open}\n{reasoning}\n{close}\n\n{content}")
 }
 
 /// A reply without the structure: what is wrong, and what could be read of it.

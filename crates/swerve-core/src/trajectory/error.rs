@@ -100,6 +100,9 @@ pub enum TrajectoryErrorKind {
     /// A step's `messages_sent` delta cannot be followed.
     #[error("invalid messages reference: {0}")]
     MessagesReference(String),
+    /// The conversation cannot be rebuilt from the recorded requests.
+    #[error("cannot rebuild the conversation: {0}")]
+    Conversation(String),
     /// The input is none of the formats the importers know.
     #[error(
         "not a trajectory swerve can import: expected a swerve trajectory, a mini-swe-agent \

@@ -28,6 +28,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod conversation;
 mod error;
 pub mod import;
 mod message;
@@ -36,7 +37,9 @@ mod outcome;
 mod reader;
 mod record;
 mod step;
+mod subagent;
 mod time;
+pub mod turn;
 mod writer;
 
 use serde::Serialize;
@@ -48,6 +51,7 @@ pub use messages_sent::{MessagesDelta, MessagesSent};
 pub use outcome::{ExitReason, Outcome};
 pub use reader::{PartialLine, ReadTrajectory, parse_trajectory, read_trajectory};
 pub use step::{Step, Timings, TokenCapture, Usage};
+pub use subagent::{SubTrajectory, SubagentCall};
 pub use writer::{TrajectoryWriter, write_trajectory};
 
 /// The version of the file layout this build writes, and the newest it reads.

@@ -130,6 +130,7 @@ fn step(fields: &mut Fields) -> Result<Step, TrajectoryError> {
         cost: fields.optional("cost")?,
         tokens: fields.optional("tokens")?,
         error: fields.optional("error")?,
+        subagents: fields.or_default("subagents")?,
         extra: fields.or_default("extra")?,
     })
 }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::messages_sent::MessagesSent;
+use super::subagent::SubTrajectory;
 use crate::tool_call::ToolCall;
 
 /// One step of a run: the request, the model's answer, how it was parsed, the tool's
@@ -57,6 +58,11 @@ pub struct Step {
     /// An error that hit this step (model call failed, tool crashed), as text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The subagents the step's tool call ran (SWE-Edit's viewer and editor), each with its
+    /// own model calls, usage and cost. Not counted in [`Step::usage`] and [`Step::cost`],
+    /// which are the main model's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub subagents: Vec<SubTrajectory>,
     /// Anything else, such as fields of an imported format with no place above.
     #[serde(skip_serializing_if = "Map::is_empty")]
     pub extra: Map<String, Value>,

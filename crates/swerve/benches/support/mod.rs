@@ -99,3 +99,62 @@ impl Report {
         }
     }
 }
+
+/// A loopback chat-completions server (HTTP/1.1 keep-alive, `Content-Length` bodies) that
+/// answers each request body with the assistant text `answer` returns; its base URL (with
+/// `/v1`). It stops with the process.
+pub fn chat_server(
+    answer: impl Fn(&serde_json::Value) -> String + Send + Sync + 'static,
+) -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let answer = std::sync::Arc::new(answer);
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let answer = answer.clone();
+            std::thread::spawn(move || {
+                stream.set_nodelay(true).unwrap();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut writer = stream;
+                loop {
+                    let mut length = 0;
+                    let mut line = String::new();
+                    loop {
+                        line.clear();
+                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        if let Some((name, value)) = line.split_once(':')
+                            && name.eq_ignore_ascii_case("content-length")
+                        {
+                            length = value.trim().parse().unwrap();
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    reader.read_exact(&mut body).unwrap();
+                    let request = serde_json::from_slice(&body).unwrap_or_default();
+                    let reply = serde_json::json!({
+                        "id": "bench", "object": "chat.completion", "model": "bench",
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": answer(&request)}}],
+                        "usage": {"prompt_tokens": 1000, "completion_tokens": 50, "total_tokens": 1050}
+                    })
+                    .to_string();
+                    let sent = write!(
+                        writer,
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{reply}",
+                        reply.len()
+                    );
+                    if sent.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    url
+}

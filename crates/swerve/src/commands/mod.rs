@@ -1,10 +1,15 @@
 //! One module per subcommand; [`run`] dispatches and applies command-line overrides.
 
+mod batch;
 mod config;
+mod context;
+mod data;
 pub mod demo;
 mod doctor;
+mod edit_bench;
 mod env;
 pub mod eval;
+mod resume;
 mod run;
 mod tasks;
 pub mod traj;
@@ -15,7 +20,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::cli::{Cli, Command, IsolationArg, StrategyArg};
+use crate::cli::{Cli, Command, DataCommand, IsolationArg, StrategyArg};
 use crate::config::layers::{given, toml_string};
 use crate::config::{Config, Sources};
 
@@ -30,13 +35,16 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => run::run(&config, args),
         Command::Traj(command) => traj::run(command),
         Command::Eval(args) => eval::run(&config, args),
+        Command::Context(command) => context::run(command),
+        Command::Data(command) => data::run(&config, command),
+        Command::EditBench(command) => edit_bench::run(&config, command),
         Command::Doctor => doctor::run(&config),
         Command::Config(command) => config::run(&config, &resolved.origins, command),
     }
 }
 
 /// Where the configuration comes from: the file, the presets, the command line's options
-/// (global ones and `swerve run`'s) and its `--set` overrides.
+/// (global ones, `swerve run`'s and `swerve data backfill`'s) and its `--set` overrides.
 fn sources(cli: &Cli) -> Sources {
     let options = &cli.global;
     let quoted = toml_string;
@@ -72,6 +80,12 @@ fn sources(cli: &Cli) -> Sources {
     ]);
     if let Command::Run(args) = &cli.command {
         assignments.extend(args.assignments());
+    }
+    if let Command::Data(DataCommand::Backfill(args)) = &cli.command {
+        assignments.extend(args.assignments());
+    }
+    if let Command::EditBench(command) = &cli.command {
+        assignments.extend(command.assignments());
     }
     Sources {
         file: options.config.clone(),

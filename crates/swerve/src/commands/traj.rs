@@ -5,9 +5,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use swerve_core::trajectory::import::detect_and_import;
 use swerve_core::trajectory::{Trajectory, write_trajectory};
 
+use crate::agile::read as load;
 use crate::cli::TrajCommand;
 
 pub fn run(command: TrajCommand) -> Result<ExitCode> {
@@ -20,10 +20,6 @@ pub fn run(command: TrajCommand) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-fn load(file: &Path) -> Result<Vec<Trajectory>> {
-    detect_and_import(file).map_err(|error| anyhow::anyhow!("{error}"))
 }
 
 /// Writes one swerve trajectory file per trajectory in `file`: `out` itself for one, or

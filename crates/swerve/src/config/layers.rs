@@ -24,6 +24,13 @@ const PATH_KEYS: &[&str] = &[
     "run.recipes",
     "run.tokenizer",
     "model.ca_cert",
+    "model.path",
+    "world.transition_model.ca_cert",
+    "backfill.teacher.ca_cert",
+    "edit.viewer.ca_cert",
+    "edit.editor.ca_cert",
+    "edit.judge.ca_cert",
+    "edit.writer.ca_cert",
 ];
 
 /// One source of settings.
@@ -37,12 +44,20 @@ pub struct Layer {
 }
 
 impl Layer {
-    /// The settings every configuration starts from, beyond each section's own defaults.
+    /// The settings every configuration starts from, beyond each section's own defaults:
+    /// the replay model, and a teacher that samples at temperature 0.1 (as SWE-AGILE's
+    /// backfill does) unless told otherwise.
     pub fn base() -> Self {
         let mut model = Table::new();
         model.insert("name".into(), Value::String("replay".into()));
         let mut table = Table::new();
         table.insert("model".into(), Value::Table(model));
+        insert_dotted(
+            &mut table,
+            "backfill.teacher.sampling.temperature",
+            Value::Float(0.1),
+        )
+        .expect("the base settings are tables");
         Self {
             origin: "swerve's defaults".into(),
             table,
@@ -245,6 +260,17 @@ mod tests {
         assert_eq!(config.agent.max_steps, 30);
         assert_eq!(config.agent.max_cost, Some(2.5));
         assert_eq!(config.model.model, "replay");
+        assert_eq!(config.backfill.teacher.sampling.temperature, Some(0.1));
+        let (config, _) = merge(&[
+            Layer::base(),
+            set("backfill.teacher.name=t"),
+            set("backfill.teacher.sampling.max_tokens=4096"),
+        ])
+        .unwrap();
+        let teacher = &config.backfill.teacher;
+        assert_eq!(teacher.model, "t");
+        assert_eq!(teacher.sampling.temperature, Some(0.1));
+        assert_eq!(teacher.sampling.max_tokens, Some(4096));
     }
 
     #[test]

@@ -15,9 +15,11 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use swerve_agent::episode::AgentConfig;
 use swerve_agent::prompt::PromptTemplates;
-use swerve_llm::HttpModelConfig;
+use swerve_agent::reasoning::WindowPolicy;
+use swerve_llm::{HttpModelConfig, PriceTable};
 use swerve_sandbox::{Cache, PatchOptions, RepoMap, SandboxConfig, Strategy, WorkspaceOptions};
 use swerve_tools::ToolConfig;
+use swerve_tools::formats::{self, ToolFormat};
 
 use layers::Layer;
 
@@ -47,6 +49,14 @@ pub struct Config {
     pub agent: AgentConfig,
     /// Prompt templates (Jinja); unset ones are swerve's defaults.
     pub prompts: PromptTemplates,
+    /// `swerve data backfill`: the teacher model and how it is asked.
+    pub backfill: BackfillSection,
+    /// SWE-Edit: the viewer and editor subagent models, edit-bench's judge and instruction
+    /// writer, the matching aids (`docs/edit.md`).
+    pub edit: swerve_edit::EditConfig,
+    /// SWE-World (`run.env = "world"`): the transition model, the router, context budgets
+    /// (`docs/world.md`).
+    pub world: swerve_world::WorldConfig,
 }
 
 /// The `[run]` section.
@@ -75,6 +85,20 @@ pub struct RunSection {
     /// the model's own chat template.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tokenizer: Option<PathBuf>,
+    /// Where commands run: `sandbox` (for real), or `world` (SWE-World: commands that run
+    /// project code are answered by the transition model).
+    pub env: EnvKind,
+}
+
+/// Where a rollout's commands run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EnvKind {
+    /// Every command runs in the sandbox.
+    #[default]
+    Sandbox,
+    /// SWE-World: routed; project code is simulated.
+    World,
 }
 
 impl Default for RunSection {
@@ -88,6 +112,37 @@ impl Default for RunSection {
             eval: false,
             recipes: None,
             tokenizer: None,
+            env: EnvKind::Sandbox,
+        }
+    }
+}
+
+/// The `[backfill]` section: hindsight backfill of SWE-AGILE reasoning (`swerve data
+/// backfill`, see `docs/agile.md`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BackfillSection {
+    /// The teacher: an OpenAI-compatible server, configured as `[model]` is.
+    pub teacher: HttpModelConfig,
+    /// Earlier steps whose reasoning the teacher sees in full (the rest as digests); a
+    /// range draws N per trajectory, recorded in its header.
+    pub window: WindowPolicy,
+    /// Seeds the draw of N (with the trajectory id).
+    pub seed: u64,
+    /// Teacher replies tried per step before the trajectory is rejected.
+    pub max_attempts: u32,
+    /// Trajectories backfilled at once (steps of one trajectory go one after another).
+    pub concurrency: usize,
+}
+
+impl Default for BackfillSection {
+    fn default() -> Self {
+        Self {
+            teacher: HttpModelConfig::default(),
+            window: WindowPolicy::Random { min: 1, max: 4 },
+            seed: 0,
+            max_attempts: 3,
+            concurrency: 4,
         }
     }
 }
@@ -163,6 +218,26 @@ impl Config {
         toml::to_string(self).context("cannot render the configuration as TOML")
     }
 
+    /// The tool-call format `run.format` names.
+    pub fn format(&self) -> Result<Box<dyn ToolFormat>> {
+        formats::from_name(&self.run.format).with_context(|| {
+            format!(
+                "unknown tool-call format {:?} (run.format, --format); choose one of {}",
+                self.run.format,
+                formats::FORMAT_NAMES.join(", ")
+            )
+        })
+    }
+
+    /// The price table: the built-in one, with `run.prices` over it.
+    pub fn prices(&self) -> Result<PriceTable> {
+        let mut prices = PriceTable::builtin();
+        if let Some(path) = &self.run.prices {
+            prices = prices.overridden_by(PriceTable::load(path)?);
+        }
+        Ok(prices)
+    }
+
     /// Opens the cache directory.
     pub fn cache(&self) -> Result<Cache> {
         let dir = self.cache_dir.clone().unwrap_or_else(Cache::default_dir);
@@ -220,6 +295,12 @@ mod tests {
             config.model,
             HttpModelConfig::new("", "replay"),
             "the documented [model] values are the defaults"
+        );
+        let mut backfill = BackfillSection::default();
+        backfill.teacher.sampling.temperature = Some(0.1);
+        assert_eq!(
+            config.backfill, backfill,
+            "the documented [backfill] values are the defaults"
         );
         assert_eq!(config.repos.len(), 2);
         assert_eq!(config.sandbox.limits.memory_bytes, Some(4 << 30));

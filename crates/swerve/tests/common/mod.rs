@@ -127,36 +127,16 @@ fn serve(
     counter: &Mutex<usize>,
     log: &Mutex<Vec<Received>>,
 ) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let (mut length, mut session, mut path) = (0usize, String::new(), String::new());
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        if path.is_empty() {
-            path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
-        }
-        let lower = line.to_ascii_lowercase();
-        if let Some(value) = lower.strip_prefix("content-length:") {
-            length = value.trim().parse().unwrap_or(0);
-        }
-        if lower.starts_with("x-session-id:") {
-            session = line["x-session-id:".len()..].trim().to_owned();
-        }
-        if line == "\r\n" {
-            break;
-        }
-    }
-    let mut body = vec![0; length];
-    let _ = reader.read_exact(&mut body);
+    let Some(received) = read_request(&stream) else {
+        return;
+    };
+    let Received {
+        session,
+        path,
+        body: request,
+    } = received.clone();
     *counter.lock().unwrap() += 1;
-    let request: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-    log.lock().unwrap().push(Received {
-        session: session.clone(),
-        path: path.clone(),
-        body: request.clone(),
-    });
+    log.lock().unwrap().push(received);
     let prompt_mode = path.ends_with("/completions") && !path.ends_with("/chat/completions");
     let turn = assistant_turns(&request, prompt_mode);
     let first_request = sessions.lock().unwrap().insert(session.clone());
@@ -179,7 +159,44 @@ fn serve(
             ("200 OK", completion(&text, prompt_mode))
         }
     };
-    let mut stream = stream;
+    respond(stream, status, &body);
+}
+
+/// Reads one HTTP request: its `X-Session-ID`, path and JSON body (`None` when the
+/// connection closes first).
+pub fn read_request(stream: &TcpStream) -> Option<Received> {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let (mut length, mut session, mut path) = (0usize, String::new(), String::new());
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return None;
+        }
+        if path.is_empty() {
+            path = line.split_whitespace().nth(1).unwrap_or("").to_owned();
+        }
+        let lower = line.to_ascii_lowercase();
+        if let Some(value) = lower.strip_prefix("content-length:") {
+            length = value.trim().parse().unwrap_or(0);
+        }
+        if lower.starts_with("x-session-id:") {
+            session = line["x-session-id:".len()..].trim().to_owned();
+        }
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut body = vec![0; length];
+    let _ = reader.read_exact(&mut body);
+    Some(Received {
+        session,
+        path,
+        body: serde_json::from_slice(&body).unwrap_or_default(),
+    })
+}
+
+/// Answers with `status` (e.g. `200 OK`) and a JSON `body`, then closes the connection.
+pub fn respond(mut stream: TcpStream, status: &str, body: &str) {
     let _ = write!(
         stream,
         "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -231,7 +248,7 @@ fn demo_turn(session: &str, index: usize, replies: Replies) -> String {
 }
 
 /// A chat completion holding `text`, or a raw completion in prompt mode.
-fn completion(text: &str, prompt_mode: bool) -> String {
+pub fn completion(text: &str, prompt_mode: bool) -> String {
     let choice = if prompt_mode {
         serde_json::json!({"index": 0, "text": text, "finish_reason": "stop"})
     } else {
@@ -243,6 +260,30 @@ fn completion(text: &str, prompt_mode: bool) -> String {
         "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
     })
     .to_string()
+}
+
+/// A loopback chat-completions server answering each request with `answer(request)`; its
+/// URL (with `/v1`) and the requests received so far. It stops with the test process.
+pub fn start_answering(
+    answer: impl Fn(&Received) -> String + Send + Sync + 'static,
+) -> (String, Arc<Mutex<Vec<Received>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let received: Arc<Mutex<Vec<Received>>> = Arc::default();
+    let (log, answer) = (received.clone(), Arc::new(answer));
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let (log, answer) = (log.clone(), answer.clone());
+            std::thread::spawn(move || {
+                if let Some(request) = read_request(&stream) {
+                    let text = answer(&request);
+                    log.lock().unwrap().push(request);
+                    respond(stream, "200 OK", &completion(&text, false));
+                }
+            });
+        }
+    });
+    (url, received)
 }
 
 /// The JSON lines of a trajectory (or any JSON-lines file).

@@ -10,29 +10,26 @@
 //! with settings that change results is refused, so one directory never mixes two set-ups.
 
 mod models;
-mod progress;
 mod resources;
 mod rollout;
 mod summary;
+mod world;
 
 use std::collections::BTreeSet;
-use std::io::Write;
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use swerve_agent::prompt::Prompts;
-use swerve_core::atomic::write_atomically;
-use swerve_tools::formats;
+use swerve_core::trajectory::{ExitReason, Outcome};
 
 use crate::cli::RunArgs;
-use crate::commands::eval;
-use crate::config::Config;
+use crate::commands::batch::{self, Ended};
+use crate::commands::{eval, resume};
+use crate::config::{Config, EnvKind};
 use crate::open;
 use models::ModelSource;
-use progress::Progress;
 use rollout::{Evaluation, Rollout, Shared};
 use summary::Failure;
 
@@ -47,7 +44,10 @@ const RESULT_KEYS: &[&str] = &[
     "run.eval",
     "run.recipes",
     "run.tokenizer",
+    "run.env",
+    "world",
     "model.name",
+    "model.path",
     "model.mode",
     "model.sampling",
     "model.extra_body",
@@ -58,22 +58,19 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
     if config.run.samples == 0 || config.run.concurrency == 0 {
         bail!("run.samples and run.concurrency must be at least 1");
     }
-    let format = formats::from_name(&config.run.format).with_context(|| {
-        format!(
-            "unknown tool-call format {:?} (run.format, --format); choose one of {}",
-            config.run.format,
-            formats::FORMAT_NAMES.join(", ")
-        )
-    })?;
+    let format = config.format()?;
     let prompts = Prompts::new(&config.prompts)?;
     let source = Arc::new(ModelSource::new(config, &tasks)?);
     let renderer = models::prompt_renderer(config, format.as_ref())?;
     let out = &args.out;
-    for dir in [out.join("trajectories"), out.join("logs")] {
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    save_config(config, out, args.redo)?;
+    resume::prepare(
+        out,
+        &["trajectories", "logs"],
+        config,
+        args.redo,
+        RESULT_KEYS,
+        "run every rollout again",
+    )?;
 
     let rollouts: Vec<Rollout> = tasks
         .iter()
@@ -99,9 +96,14 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
         }),
         false => None,
     };
+    let world = match config.run.env {
+        EnvKind::World => Some(Arc::new(world::World::new(&config.world)?)),
+        EnvKind::Sandbox => None,
+    };
     let shared = Arc::new(Shared {
         evaluation,
         renderer,
+        world,
         config: config.clone(),
         config_json: serde_json::to_value(config)?,
         cache: config.cache()?,
@@ -111,49 +113,28 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
     });
     let started = Instant::now();
     let rollouts = Arc::new(rollouts);
-    let progress = Arc::new(Progress::new(pending.len()));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let results = runtime.block_on(async {
-        let semaphore = Arc::new(tokio::sync::Semaphore::new(config.run.concurrency));
-        let mut handles = Vec::new();
-        for &index in &pending {
-            let permit = semaphore
-                .clone()
-                .acquire_owned()
-                .await
-                .expect("the semaphore is never closed");
-            let (shared, rollouts, progress, source) = (
-                shared.clone(),
-                rollouts.clone(),
-                progress.clone(),
-                source.clone(),
-            );
-            let handle = tokio::spawn(async move {
-                let _permit = permit;
+    let results = batch::run_shown(
+        pending
+            .iter()
+            .map(|&index| (rollouts[index].id(), index))
+            .collect(),
+        config.run.concurrency,
+        COUNTS,
+        |index| {
+            let (shared, rollouts, source) = (shared.clone(), rollouts.clone(), source.clone());
+            async move {
                 let rollout = &rollouts[index];
-                progress.started();
-                let result = match source.for_task(&rollout.task) {
+                match source.for_task(&rollout.task) {
                     Ok(model) => rollout.run(&shared, model.as_ref()).await,
                     Err(error) => Err(error),
                 }
-                .map_err(|error| format!("{error:#}"));
-                progress.finished(&rollout.id(), &result);
-                result
-            });
-            handles.push((index, handle));
-        }
-        let mut results = Vec::new();
-        for (index, handle) in handles {
-            let result = handle
-                .await
-                .unwrap_or_else(|panic| Err(format!("the rollout panicked: {panic}")));
-            results.push((index, result));
-        }
-        results
-    });
-    progress.finish();
+                .map_err(|error| format!("{error:#}"))
+            }
+        },
+        ended,
+    )?;
+    let results: Vec<(usize, Result<Outcome, String>)> =
+        pending.iter().copied().zip(results).collect();
 
     let failed: Vec<Failure> = results
         .iter()
@@ -177,47 +158,32 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
         started.elapsed().as_secs_f64(),
     )?;
     print!("{}", summary::render(&summary, out));
-    Ok(if summary.failed.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(batch::exit_code(summary.failed.len()))
 }
 
-/// Writes the resolved configuration to `out/config.toml`, after checking that a run already
-/// in `out` used the same result-changing settings (unless `redo` starts it over).
-fn save_config(config: &Config, out: &Path, redo: bool) -> Result<()> {
-    let path = out.join("config.toml");
-    let text = config.to_toml()?;
-    if !redo && let Ok(saved) = std::fs::read_to_string(&path) {
-        let saved: toml::Table = saved
-            .parse()
-            .with_context(|| format!("{}: not a configuration file", path.display()))?;
-        let current: toml::Table = text.parse()?;
-        let changed: Vec<&str> = RESULT_KEYS
-            .iter()
-            .copied()
-            .filter(|key| lookup(&saved, key) != lookup(&current, key))
-            .collect();
-        if !changed.is_empty() {
-            bail!(
-                "{} was run with different settings ({}); resuming would mix two set-ups in one \
-                 run. Use a new --out, or --redo to run every rollout again with the new settings",
-                out.display(),
-                changed.join(", ")
-            );
-        }
-    }
-    write_atomically(&path, |file| file.write_all(text.as_bytes()))
-        .with_context(|| format!("cannot write {}", path.display()))
-}
+/// The counts the progress display keeps.
+const COUNTS: &[&str] = &["submitted", "errors"];
 
-/// The value at dotted `key` in `table`.
-fn lookup<'a>(table: &'a toml::Table, key: &str) -> Option<&'a toml::Value> {
-    let mut parts = key.split('.');
-    let mut value = table.get(parts.next()?)?;
-    for part in parts {
-        value = value.as_table()?.get(part)?;
+/// How a rollout's end is shown: its exit reason (and grade), counted as submitted or as
+/// an error.
+fn ended(result: &Result<Outcome, String>) -> Ended {
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(error) => return Ended::failed(error, 1),
+    };
+    let count = match outcome.exit_reason {
+        ExitReason::Submitted => Some(0),
+        ExitReason::ModelError | ExitReason::EnvError | ExitReason::Error => Some(1),
+        _ => None,
+    };
+    let grade = match outcome.reward {
+        Some(reward) if reward >= 1.0 => " resolved",
+        Some(_) => " unresolved",
+        None => "",
+    };
+    Ended {
+        line: format!("{:<12}{grade}", outcome.exit_reason.as_str()),
+        count,
+        cost: outcome.cost.unwrap_or(0.0),
     }
-    Some(value)
 }

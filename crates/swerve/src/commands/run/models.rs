@@ -1,17 +1,19 @@
-//! Which model each rollout talks to: a replay of the task's demonstration, or the served
-//! model named in the configuration (one HTTP client shared by every rollout).
+//! Which model each rollout talks to: a replay of the task's demonstration, the served
+//! model named in the configuration (one HTTP client shared by every rollout), or the
+//! embedded model run in this process (one loaded model shared by every rollout).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use swerve_chat::ChatModel;
 use swerve_core::Task;
-use swerve_llm::{ApiMode, HttpModel, Model, PriceTable, ReplayModel};
-use swerve_tools::formats::{self, ToolFormat};
+use swerve_llm::{ApiMode, HttpModel, Model, ReplayModel};
+use swerve_tools::formats::ToolFormat;
 
 use crate::commands::demo;
 use crate::config::Config;
+use crate::embedded::{self, EMBEDDED};
 
 /// The model name that replays demonstrations.
 pub const REPLAY: &str = "replay";
@@ -49,6 +51,8 @@ pub enum ModelSource {
     },
     /// A served model, and whether the price table knows it.
     Served { http: Box<HttpModel>, priced: bool },
+    /// The embedded model (`--model embedded`), loaded once; its calls take turns.
+    Embedded { model: Arc<dyn Model> },
 }
 
 impl ModelSource {
@@ -79,20 +83,27 @@ impl ModelSource {
                     missing.join(", ")
                 );
             }
-            let format = formats::from_name(&config.run.format).context("unknown format")?;
+            let format = config.format()?;
             return Ok(Self::Replay { demos, format });
+        }
+        if model.model == EMBEDDED {
+            if config.format()?.name() == "native" {
+                bail!(
+                    "the native tool-call format needs a server that parses tool calls; the \
+                     embedded model answers in text: use --format xml, xml_last or hermes"
+                );
+            }
+            let model = embedded::load(model, "model")?;
+            return Ok(Self::Embedded { model });
         }
         if model.base_url.is_empty() {
             bail!(
                 "--model {} needs --base-url URL (an OpenAI-compatible server, e.g. \
-                 http://127.0.0.1:8000/v1), or use --model replay",
+                 http://127.0.0.1:8000/v1), or use --model replay or --model embedded",
                 model.model
             );
         }
-        let mut prices = PriceTable::builtin();
-        if let Some(path) = &config.run.prices {
-            prices = prices.overridden_by(PriceTable::load(path)?);
-        }
+        let prices = config.prices()?;
         let priced = prices.get(&model.model).is_some();
         let http = Box::new(HttpModel::new(model.clone())?.with_prices(prices));
         Ok(Self::Served { http, priced })
@@ -111,14 +122,15 @@ impl ModelSource {
                 Ok(Arc::new(ReplayModel::new(turns)))
             }
             Self::Served { http, .. } => Ok(Arc::new(http.as_ref().clone())),
+            Self::Embedded { model } => Ok(model.clone()),
         }
     }
 
-    /// Whether calls cost money by the price table (false for replays and for models the
-    /// table does not know, which are counted as free).
+    /// Whether calls cost money by the price table (false for replays, the embedded model
+    /// and models the table does not know, which are counted as free).
     pub fn is_priced(&self) -> bool {
         match self {
-            Self::Replay { .. } => false,
+            Self::Replay { .. } | Self::Embedded { .. } => false,
             Self::Served { priced, .. } => *priced,
         }
     }

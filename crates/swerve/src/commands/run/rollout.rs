@@ -4,6 +4,7 @@
 //! lands in its own log file.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
 use swerve_agent::episode::Agent;
@@ -16,9 +17,11 @@ use swerve_eval::evaluate::{EvalSettings, Evaluator};
 use swerve_eval::spec::RecipeTable;
 use swerve_llm::Model;
 use swerve_sandbox::{Cache, RepoMap};
+use swerve_tools::WorkspaceFs;
 use swerve_tools::formats::ToolFormat;
 use tracing::Instrument;
 
+use super::world::{World, WorldInterceptor, WorldStats};
 use crate::config::Config;
 use crate::logging::ROLLOUT_SPAN;
 use crate::open;
@@ -36,6 +39,8 @@ pub struct Shared {
     pub evaluation: Option<Evaluation>,
     /// The chat template prompts are rendered with, in prompt-rendered mode.
     pub renderer: Option<ChatModel>,
+    /// SWE-World's router and transition model, when `run.env = "world"`.
+    pub world: Option<Arc<World>>,
 }
 
 /// What grading a rollout's patch needs.
@@ -110,6 +115,7 @@ impl Rollout {
             prompts,
             evaluation,
             renderer,
+            world,
         } = shared;
         let format = format.as_ref();
         let workspace =
@@ -120,6 +126,19 @@ impl Rollout {
             "workspace ready"
         );
         let mut toolbox = open::toolbox(config, &workspace);
+        let world_stats = Arc::new(Mutex::new(WorldStats::default()));
+        if let Some(world) = world {
+            toolbox = toolbox.with_interceptor(Box::new(WorldInterceptor::new(
+                world.clone(),
+                self.task.clone(),
+                WorkspaceFs::with_sandbox_root(
+                    &workspace.base().path,
+                    &config.sandbox.mount_point.to_string_lossy(),
+                ),
+                workspace.shell(),
+                world_stats.clone(),
+            )));
+        }
         let agent = Agent {
             model,
             format,
@@ -151,6 +170,15 @@ impl Rollout {
         outcome.cost = Some(end.cost);
         outcome.usage = Some(end.usage);
         outcome.timings = end.timings;
+        if world.is_some() {
+            let stats = world_stats
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            outcome
+                .extra
+                .insert("world".into(), serde_json::to_value(&stats)?);
+        }
         if let Some(evaluation) = evaluation {
             let evaluator = Evaluator {
                 cache,

@@ -14,6 +14,7 @@ use swerve_core::trajectory::{ExitReason, Usage, read_trajectory};
 
 use super::resources::ResourceUsage;
 use super::rollout::Rollout;
+use crate::commands::batch;
 
 /// A rollout of this invocation that could not run to its end.
 #[derive(Debug, Clone, Serialize)]
@@ -173,39 +174,28 @@ pub fn render(summary: &Summary, out: &Path) -> String {
     );
     let _ = writeln!(
         text,
-        "steps {} ({per_rollout:.1} per rollout) · tokens {} in ({} cached) / {} out · cost ${:.4}{}",
+        "steps {} ({per_rollout:.1} per rollout) · {}",
         summary.steps,
-        summary.usage.prompt_tokens,
-        summary.usage.cached_tokens,
-        summary.usage.completion_tokens,
-        summary.cost,
-        if summary.cost_priced {
-            ""
-        } else {
-            " (no price for this model)"
-        }
+        batch::spend(&summary.usage, summary.cost, summary.cost_priced)
     );
     let _ = writeln!(
         text,
         "time: {:.1} s wall · {:.1} s model · {:.1} s tools (summed over rollouts)",
         summary.process.wall_seconds, summary.model_seconds, summary.env_seconds
     );
-    for failure in summary.failed.iter().take(10) {
-        let _ = writeln!(
-            text,
-            "FAILED {}: {} (log: {})",
-            failure.id,
-            failure.error.lines().next().unwrap_or(""),
-            failure.log
-        );
-    }
-    if summary.failed.len() > 10 {
-        let _ = writeln!(
-            text,
-            "… and {} more failures (summary.json lists them)",
-            summary.failed.len() - 10
-        );
-    }
+    let failures: Vec<String> = summary
+        .failed
+        .iter()
+        .map(|failure| {
+            format!(
+                "FAILED {}: {} (log: {})",
+                failure.id,
+                failure.error.lines().next().unwrap_or(""),
+                failure.log
+            )
+        })
+        .collect();
+    text.push_str(&batch::first_ten(&failures, "failures"));
     let _ = writeln!(
         text,
         "predictions: {} · trajectories: {} · logs: {}",

@@ -1,0 +1,34 @@
+//! SWE-Edit for swerve: the `llm_editor` tool whose `view` and `edit` commands delegate to a
+//! viewer and an editor subagent, the SEARCH/REPLACE format they answer in, and the PR-Edit
+//! benchmark of editor models.
+//!
+//! - [`ranges`]: the viewer's line ranges, parsed, merged and rendered;
+//! - [`blocks`]: SEARCH/REPLACE blocks, applied all or nothing, with the optional
+//!   whitespace-tolerant fallback and "did you mean" note of [`fuzzy`];
+//! - [`subagent`]: [`view`] and [`edit`], one subagent model call each, recorded as a
+//!   [`swerve_core::trajectory::SubTrajectory`];
+//! - [`tool`]: the [`LlmEditor`] tool and its schema;
+//! - [`bench`](mod@bench): PR-Edit instances mined from a git history, and the benchmark run;
+//! - [`config`]: the `[edit]` configuration section (subagent models, matching aids);
+//! - [`diff`] and [`regions`]: Python's `difflib` over lines, for the changed regions shown
+//!   after an edit and the diffs the judge reads; [`text`]: lines, numbering, CRLF files.
+//!
+//! See `docs/edit.md`.
+
+pub mod bench;
+pub mod blocks;
+pub mod config;
+pub mod diff;
+pub mod fuzzy;
+mod prompts;
+pub mod ranges;
+pub mod regions;
+pub mod subagent;
+pub mod text;
+pub mod tool;
+
+pub use blocks::{Applied, ApplyError, MatchOptions, Mode, apply, parse_blocks};
+pub use config::EditConfig;
+pub use ranges::{LineRange, parse_ranges};
+pub use subagent::{EditOutcome, EditStatus, SourceFile, ViewOutcome, ViewStatus, edit, view};
+pub use tool::{LLM_EDITOR, LlmEditor, LlmEditorResult, llm_editor_spec};

@@ -1,0 +1,43 @@
+//! An in-process model backend: a small quantized GGUF instruct model run on the CPU with
+//! candle, so swerve can drive a real language model with no server, GPU or API key.
+//!
+//! [`EmbeddedModel`] implements swerve-llm's [`Model`](swerve_llm::Model) seam like the HTTP
+//! backend: chat messages are rendered with the chat template from the file's metadata
+//! (swerve-chat, as transformers renders it), tokenized with the file's own tokenizer
+//! ([`Tokenizer`]: a `tokenizer.json` beside the file, else byte-level BPE from the
+//! metadata), and answered with text, token ids and per-token logprobs. Sampling follows the
+//! request (temperature, `top_p`, `max_tokens`, stop strings, seed: a seed gives the same
+//! tokens every time); a prompt that does not fit the context is a
+//! [`ModelError::ContextLength`](swerve_llm::ModelError::ContextLength).
+//!
+//! The default model is SmolLM2-135M-Instruct (Q4_1), which `scripts/fetch-model.sh` puts
+//! in the [models directory](models_dir). See `docs/embedded.md`.
+//!
+//! ```no_run
+//! use swerve_embedded::{EmbeddedModel, resolve};
+//! use swerve_llm::{Message, Model, ModelRequest};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let model = EmbeddedModel::load(&resolve(None)?)?;
+//! let request = ModelRequest::chat(vec![Message::user("Say hello.")]).capturing_tokens();
+//! let response = model.complete(&request).await?;
+//! println!("{} ({:?})", response.content, response.logprobs);
+//! # Ok(()) }
+//! ```
+
+#![warn(missing_docs)]
+
+mod backend;
+mod engine;
+mod error;
+mod gguf;
+mod locate;
+mod sampler;
+mod tokenizer;
+mod weights;
+
+pub use backend::{DEFAULT_MAX_TOKENS, EmbeddedModel};
+pub use engine::{Finish, Generation, ModelInfo};
+pub use error::{Error, Result};
+pub use locate::{DEFAULT_MODEL_FILE, MODELS_DIR_ENV, default_model_path, models_dir, resolve};
+pub use tokenizer::{BpeParts, Tokenizer};

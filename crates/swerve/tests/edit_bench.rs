@@ -1,0 +1,268 @@
+//! `swerve edit-bench` end to end: instances mined from a git repository the test builds,
+//! instructions written by a served model, and runs of an editor served on loopback HTTP
+//! answering with canned SEARCH/REPLACE replies, with and without the matching aids.
+
+mod common;
+
+use std::path::Path;
+
+use common::{Received, sh, start_answering, swerve, trajectory_lines};
+use serde_json::Value;
+
+const APP: &str = "BASE = \"http://old.example/api\"  # production\n\n\ndef fetch(path):\n    retries = 1\n    return BASE + path\n";
+const UTIL: &str = "function greet() {\n  return \"hi\";\n}\n";
+
+fn commit(repo: &Path, file: &str, text: &str, message: &str) {
+    std::fs::write(repo.join(file), text).unwrap();
+    sh(
+        repo,
+        &format!("git add -A && git -c user.name=t -c user.email=t@t commit -q -m '{message}'"),
+    );
+}
+
+/// A repository with three commits that qualify (one file each) after the initial one.
+fn repository(root: &Path) -> std::path::PathBuf {
+    let repo = root.join("client");
+    std::fs::create_dir_all(&repo).unwrap();
+    sh(&repo, "git init -q -b main");
+    std::fs::write(repo.join("util.js"), UTIL).unwrap();
+    commit(&repo, "app.py", APP, "Initial import");
+    let app = APP.replace("old.example", "new.example");
+    commit(&repo, "app.py", &app, "Use the new API host");
+    commit(
+        &repo,
+        "app.py",
+        &app.replace("retries = 1", "retries = 3"),
+        "Retry three times",
+    );
+    commit(
+        &repo,
+        "util.js",
+        &UTIL.replace("\"hi\"", "\"HI!\""),
+        "Greet loudly",
+    );
+    repo
+}
+
+fn block(search: &str, replace: &str) -> String {
+    format!("<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE\n")
+}
+
+/// The canned answers: writer requests get `Please: {subject}`; editor requests an answer
+/// picked by their instruction.
+fn answer(request: &Received) -> String {
+    let user = request.body["messages"][1]["content"]
+        .as_str()
+        .unwrap_or("");
+    if let Some((_, message)) = user.split_once("Commit message:\n") {
+        let subject = message.lines().next().unwrap_or("");
+        return format!("<think>What would a developer say?</think>Please: {subject}");
+    }
+    if user.contains("Instruction: Please: Use the new API host") {
+        // Changes the comment, not the URL: SWE-Edit's normalization cuts both lines at
+        // `//`, so it calls this a match; the string-preserving one does not.
+        return block(
+            "BASE = \"http://old.example/api\"  # production",
+            "BASE = \"http://old.example/api\"  # staging",
+        );
+    }
+    if user.contains("Instruction: Please: Retry three times") {
+        // Two-space indentation where the file has four: only the fallback applies it.
+        return block(
+            "def fetch(path):\n  retries = 1",
+            "def fetch(path):\n  retries = 3",
+        );
+    }
+    if user.contains("Instruction: Please: Greet loudly") {
+        return block("", "function greet() {\n  return \"HI!\";\n}\n");
+    }
+    format!("no canned answer for: {user}")
+}
+
+/// Runs `swerve edit-bench ARGS` in `dir`, which must succeed; its standard output.
+fn edit_bench(dir: &Path, args: &[&str]) -> String {
+    let args: Vec<&str> = ["edit-bench"].iter().chain(args).copied().collect();
+    let output = swerve(dir, &args);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// `edit-bench run` of `data` into `out` with the editor served at `url` and `extra`
+/// options; what it printed and its summary.
+fn run(dir: &Path, data: &str, out: &Path, url: &str, extra: &[&str]) -> (String, Value) {
+    let out_arg = out.to_string_lossy();
+    let mut args = vec![
+        "run",
+        "--data",
+        data,
+        "--out",
+        &out_arg,
+        "--editor",
+        "editor-model",
+        "--base-url",
+        url,
+    ];
+    args.extend_from_slice(extra);
+    let printed = edit_bench(dir, &args);
+    let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    (printed, serde_json::from_str(&summary).unwrap())
+}
+
+fn rate(summary: &Value, key: &str) -> (u64, u64) {
+    (
+        summary[key]["count"].as_u64().unwrap(),
+        summary[key]["of"].as_u64().unwrap(),
+    )
+}
+
+#[test]
+fn build_then_run_with_a_served_editor() {
+    let dir = tempfile::tempdir().unwrap();
+    repository(dir.path());
+    let (url, received) = start_answering(answer);
+    let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+
+    // Instructions from commit messages.
+    let repo = path("client");
+    edit_bench(
+        dir.path(),
+        &["build", "--repo", &repo, "--out", &path("plain.jsonl")],
+    );
+    let plain = trajectory_lines(&dir.path().join("plain.jsonl"));
+    let instructions: Vec<&str> = plain
+        .iter()
+        .map(|i| i["instruction"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        instructions,
+        ["Greet loudly", "Retry three times", "Use the new API host"]
+    );
+
+    // Instructions written by the served writer.
+    let data = path("data.jsonl");
+    let writer = ["--writer", "writer-model", "--writer-base-url", &url];
+    let build = ["build", "--repo", &repo, "--out", &data, "--ext", "py,.JS"];
+    edit_bench(dir.path(), &[&build[..], &writer[..]].concat());
+    let instances = trajectory_lines(Path::new(&data));
+    assert_eq!(instances.len(), 3);
+    assert_eq!(instances[0]["instruction"], "Please: Greet loudly");
+    assert_eq!(instances[0]["metadata"]["commit_message"], "Greet loudly");
+    assert_eq!(instances[0]["metadata"]["instruction_source"], "writer");
+    assert_eq!(instances[0]["path"], "util.js");
+    assert_eq!(instances[0]["original"], UTIL);
+    let requests = received.lock().unwrap().len();
+    assert_eq!(requests, 3, "one writer call per instance");
+    assert_eq!(received.lock().unwrap()[0].body["model"], "writer-model");
+
+    // The paper's matching: the two-space SEARCH fails.
+    let out = dir.path().join("run");
+    let (printed, summary) = run(dir.path(), &data, &out, &url, &["--concurrency", "2"]);
+    assert!(printed.contains("3 instances in "), "{printed}");
+    assert_eq!(summary["instances"], 3);
+    assert_eq!(rate(&summary, "format_success"), (3, 3));
+    assert_eq!(rate(&summary, "match_failures"), (1, 3));
+    assert_eq!(rate(&summary, "applied"), (2, 3));
+    assert_eq!(rate(&summary, "exact_match"), (1, 3));
+    assert_eq!(rate(&summary, "normalized_match"), (2, 3));
+    assert_eq!(rate(&summary, "normalized_match_strings"), (1, 3));
+    assert_eq!(rate(&summary, "whole_file_rewrite"), (1, 3));
+    assert_eq!(rate(&summary, "fallback_used"), (0, 3));
+    assert_eq!(summary["judge_equivalent"], Value::Null);
+    assert_eq!(summary["editor_usage"]["prompt_tokens"], 300);
+    let results = trajectory_lines(&out.join("results.jsonl"));
+    let statuses: Vec<&str> = results
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["applied", "match_failure", "applied"]);
+    assert_eq!(
+        results[1]["message"],
+        "ERROR: Could not find the search block in the file."
+    );
+    assert_eq!(results[0]["mode"], "rewrite");
+    assert_eq!(results[2]["normalized_match"], true);
+    assert_eq!(results[2]["normalized_match_strings"], false);
+    let editor_requests: Vec<Received> = received.lock().unwrap()[3..].to_vec();
+    assert_eq!(editor_requests.len(), 3);
+    assert!(
+        editor_requests
+            .iter()
+            .all(|r| r.body["model"] == "editor-model")
+    );
+
+    // With the fallback and the "did you mean" note, the SEARCH applies and says so.
+    let aided = dir.path().join("aided");
+    let flags = ["--whitespace-fallback", "--did-you-mean"];
+    let (_, summary) = run(dir.path(), &data, &aided, &url, &flags);
+    assert_eq!(rate(&summary, "match_failures"), (0, 3));
+    assert_eq!(rate(&summary, "exact_match"), (2, 3));
+    assert_eq!(rate(&summary, "normalized_match"), (3, 3));
+    assert_eq!(rate(&summary, "normalized_match_strings"), (2, 3));
+    assert_eq!(rate(&summary, "fallback_used"), (1, 3));
+    let results = trajectory_lines(&aided.join("results.jsonl"));
+    assert_eq!(results[1]["fallbacks"], 1);
+    assert!(
+        results[1]["message"].as_str().unwrap().ends_with(
+            "Note: SEARCH block 1 matched no text exactly; it was applied to lines 4-5, which equal it when leading and trailing whitespace is ignored."
+        ),
+        "{}",
+        results[1]["message"]
+    );
+}
+
+#[test]
+fn errors_name_what_to_give() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data.jsonl");
+    std::fs::write(
+        &data,
+        "{\"original\": \"a\", \"target\": 2, \"instruction\": \"i\"}\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "edit-bench",
+            "run",
+            "--data",
+            data.to_str().unwrap(),
+            "--out",
+            "unused",
+        ];
+        args.extend_from_slice(extra);
+        let output = swerve(dir.path(), &args);
+        assert!(!output.status.success());
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let stderr = run(&[]);
+    assert!(
+        stderr.contains("edit-bench run needs an editor model: --editor NAME --base-url URL"),
+        "{stderr}"
+    );
+    let stderr = run(&["--editor", "m"]);
+    assert!(stderr.contains("--editor m needs a server"), "{stderr}");
+    let stderr = run(&["--editor", "m", "--base-url", "http://127.0.0.1:9/v1"]);
+    assert!(
+        stderr.contains("data.jsonl line 1: field \"target\": expected a string, found a number"),
+        "{stderr}"
+    );
+    let output = swerve(
+        dir.path(),
+        &[
+            "edit-bench",
+            "build",
+            "--repo",
+            dir.path().to_str().unwrap(),
+            "--out",
+            "x.jsonl",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success() && stderr.contains("git log --no-merges"),
+        "{stderr}"
+    );
+}
