@@ -40,17 +40,21 @@ impl World {
     pub fn new(config: &WorldConfig) -> anyhow::Result<Self> {
         let router = Router::from_config(&config.router)?;
         let server = &config.transition_model;
-        if server.model.is_empty() || server.base_url.is_empty() {
+        let model: Arc<dyn Model> = if server.model == crate::embedded::EMBEDDED {
+            crate::embedded::load(server, "world.transition_model")?
+        } else if server.model.is_empty() || server.base_url.is_empty() {
             anyhow::bail!(
                 "run.env = \"world\" needs a transition model: set world.transition_model.name \
-                 and world.transition_model.base_url (an OpenAI-compatible server)"
+                 and world.transition_model.base_url (an OpenAI-compatible server), or name \
+                 `embedded` to run the embedded model"
             );
-        }
-        let model = swerve_llm::HttpModel::new(server.clone())?;
+        } else {
+            Arc::new(swerve_llm::HttpModel::new(server.clone())?)
+        };
         Ok(Self {
             config: config.clone(),
             router,
-            model: Arc::new(model),
+            model,
         })
     }
 }
