@@ -27,7 +27,7 @@ use swerve_agent::backfill::{Spent, Stop, Teacher};
 use swerve_agent::reasoning::WindowPolicy;
 use swerve_core::atomic::write_atomically;
 use swerve_core::trajectory::{Trajectory, read_trajectory, write_trajectory};
-use swerve_llm::{ApiMode, HttpModel};
+use swerve_llm::{ApiMode, HttpModel, Model};
 use swerve_tools::formats::ToolFormat;
 
 use crate::agile;
@@ -55,7 +55,8 @@ pub fn run(config: &Config, args: &BackfillArgs) -> Result<ExitCode> {
     if teacher.model.is_empty() {
         bail!("give the teacher: --teacher MODEL, the served model's name [backfill.teacher.name]");
     }
-    if teacher.base_url.is_empty() {
+    let embedded = teacher.model == crate::embedded::EMBEDDED;
+    if teacher.base_url.is_empty() && !embedded {
         bail!(
             "--teacher {} needs --base-url URL, an OpenAI-compatible server such as \
              http://127.0.0.1:8000/v1 [backfill.teacher.base_url]",
@@ -71,8 +72,12 @@ pub fn run(config: &Config, args: &BackfillArgs) -> Result<ExitCode> {
     let format = config.format()?;
     let prices = config.prices()?;
     let priced = prices.get(&teacher.model).is_some();
-    let model = HttpModel::new(teacher.clone())?.with_prices(prices);
-    Teacher::new(&model, format.as_ref(), settings.max_attempts)
+    let model: Arc<dyn Model> = if embedded {
+        crate::embedded::load(teacher, "backfill.teacher")?
+    } else {
+        Arc::new(HttpModel::new(teacher.clone())?.with_prices(prices))
+    };
+    Teacher::new(model.as_ref(), format.as_ref(), settings.max_attempts)
         .map_err(|error| anyhow!("run.format = {:?}: {error}", config.run.format))?;
 
     let out = &args.out;
@@ -150,7 +155,7 @@ pub fn run(config: &Config, args: &BackfillArgs) -> Result<ExitCode> {
 
 /// What every job shares.
 struct Shared {
-    model: HttpModel,
+    model: Arc<dyn Model>,
     format: Box<dyn ToolFormat>,
     window: WindowPolicy,
     seed: u64,
@@ -257,7 +262,11 @@ impl Job {
     /// Backfills the trajectory and writes the result (replacing an earlier one's); `Err`
     /// when the teacher could not be called or a file not written.
     async fn run(&self, shared: &Shared) -> Result<Finished, String> {
-        let teacher = Teacher::new(&shared.model, shared.format.as_ref(), shared.max_attempts)?;
+        let teacher = Teacher::new(
+            shared.model.as_ref(),
+            shared.format.as_ref(),
+            shared.max_attempts,
+        )?;
         let window = shared
             .window
             .resolve(shared.seed, &self.trajectory.header.id);
@@ -285,7 +294,7 @@ impl Job {
                     id: self.trajectory.header.id.clone(),
                     source: self.source.clone(),
                     reason: reason.clone(),
-                    teacher: shared.model.config().model.clone(),
+                    teacher: shared.model.name().to_owned(),
                     spent,
                 };
                 write_json(&self.rejected, &record)
