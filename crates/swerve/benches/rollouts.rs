@@ -305,6 +305,8 @@ struct Run {
     helpers_peak_processes: usize,
     /// The machine's CPUs busy during the run (all processes), as a fraction of all CPUs.
     machine_busy: f64,
+    /// Busy CPU seconds of the machine during the run, all CPUs.
+    machine_busy_seconds: f64,
     /// CPU seconds of this bench process during the run (loopback server, sampling).
     bench_cpu: f64,
     /// Of which the sampling of `/proc` (this thread).
@@ -508,6 +510,7 @@ fn run_swerve(
         helpers_peak_rss: helpers_rss,
         helpers_peak_processes: helpers_processes,
         machine_busy: busy / all,
+        machine_busy_seconds: busy / ticks,
         bench_cpu: ((bench_after.utime + bench_after.stime)
             - (bench_before.utime + bench_before.stime)) as f64
             / ticks,
@@ -761,6 +764,13 @@ fn report(many: &Run, one: &Run) {
     row(
         &format!("machine CPU busy during the run ({cpus} CPUs, every process), %"),
         &|run| format!("{:.0}", 100.0 * run.machine_busy),
+    );
+    row(
+        "busy CPU not accounted to swerve, its children or this bench (kernel threads, other load), s",
+        &|run| {
+            let ours = run.proc_cpu.0 + run.proc_cpu.1 + run.children_cpu + run.bench_cpu;
+            format!("{:.2}", run.machine_busy_seconds - ours)
+        },
     );
     row(
         "this bench process's CPU (loopback server + `/proc` sampling), s",
