@@ -1,9 +1,10 @@
-# Sourced by the set-up scripts: makes sure git, Python >= 3.11 and a Rust toolchain exist,
+# Sourced by the set-up scripts: makes sure git, nsenter, Python >= 3.11 and a Rust toolchain exist,
 # installing git and Python from Debian packages when run as root on a machine without them.
 set -euo pipefail
 
 need_apt=()
 command -v git >/dev/null 2>&1 || need_apt+=(git)
+command -v nsenter >/dev/null 2>&1 || need_apt+=(util-linux)   # nsenter: git in a sandbox
 if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then
   need_apt+=(python3)
 fi

@@ -18,6 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use reqwest::{Client, Url};
 use rustls::pki_types::CertificateDer;
@@ -158,9 +159,9 @@ impl HttpModel {
             request,
             &self.config.sampling,
             &self.config.extra_body,
-        );
-        let body = serde_json::to_vec(&body)
-            .map_err(|error| ModelError::config(format!("cannot encode the request: {error}")))?;
+        )
+        .map(Bytes::from)
+        .map_err(|error| ModelError::config(format!("cannot encode the request: {error}")))?;
 
         let max_attempts = self.config.max_retries.saturating_add(1);
         let mut attempt = 0;
@@ -228,16 +229,16 @@ impl HttpModel {
     /// One POST: the 2xx body, or why there is none.
     async fn attempt(
         &self,
-        body: &[u8],
+        body: &Bytes,
         key: Option<&ApiKey>,
         session: Option<&HeaderValue>,
-    ) -> Result<Vec<u8>, Failure> {
+    ) -> Result<Bytes, Failure> {
         let mut builder = self
             .client
             .post(self.url.clone())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json")
-            .body(body.to_vec());
+            .body(body.clone());
         if let Some(key) = key {
             builder = builder.header(reqwest::header::AUTHORIZATION, key.header.clone());
         }
@@ -261,9 +262,7 @@ impl HttpModel {
             .and_then(parse_retry_after);
         let bytes = response.bytes().await;
         if status.is_success() {
-            return bytes
-                .map(|bytes| bytes.to_vec())
-                .map_err(|error| Failure::Truncated(error_chain(&error)));
+            return bytes.map_err(|error| Failure::Truncated(error_chain(&error)));
         }
         let body = match bytes {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),

@@ -3,6 +3,7 @@
 //! (`prompt_token_ids`, `token_ids`, `reasoning_content` / `reasoning`) and
 //! turns any body it cannot use into a [`ModelError`], never a panic.
 
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 use swerve_core::trajectory::ChatToolCall;
 
@@ -19,31 +20,21 @@ pub(crate) fn endpoint(mode: ApiMode) -> &'static str {
     }
 }
 
-/// The JSON body for `request`: model and input, sampling (the request's
-/// values over `defaults`), then `extra_body`, then the token-capture flags.
+/// The JSON body for `request`, encoded: model and input, sampling (the request's values
+/// over `defaults`), then `extra_body`, then the token-capture flags, a later key replacing an
+/// earlier one in place. The conversation is serialized straight from the request, not
+/// copied into a JSON tree first: it is most of the body and grows with every step.
 pub(crate) fn request_body(
     model: &str,
     request: &ModelRequest,
     defaults: &Sampling,
     extra_body: &Map<String, Value>,
-) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), Value::from(model));
-    match &request.input {
-        ModelInput::Chat { messages, tools } => {
-            body.insert("messages".into(), json!(messages));
-            if !tools.is_empty() {
-                body.insert("tools".into(), Value::from(tools.clone()));
-            }
-        }
-        ModelInput::Prompt(prompt) => {
-            body.insert("prompt".into(), Value::from(prompt.as_str()));
-        }
-    }
-    if let Value::Object(sampling) = json!(request.sampling.or(defaults)) {
-        body.extend(sampling);
-    }
-    body.extend(extra_body.clone());
+) -> Result<Vec<u8>, serde_json::Error> {
+    let mut settings = match serde_json::to_value(request.sampling.or(defaults))? {
+        Value::Object(sampling) => sampling,
+        _ => Map::new(),
+    };
+    settings.extend(extra_body.clone());
     if request.capture_tokens {
         // Chat takes a boolean; completions takes the number of top
         // alternatives per token (1 is the smallest every server accepts).
@@ -51,10 +42,64 @@ pub(crate) fn request_body(
             ModelInput::Chat { .. } => json!(true),
             ModelInput::Prompt(_) => json!(1),
         };
-        body.insert("logprobs".into(), logprobs);
-        body.insert("return_token_ids".into(), json!(true));
+        settings.insert("logprobs".into(), logprobs);
+        settings.insert("return_token_ids".into(), json!(true));
     }
-    Value::Object(body)
+    serde_json::to_vec(&Body {
+        model,
+        input: &request.input,
+        settings,
+    })
+}
+
+/// A request body: the leading fields borrowed from the request, then the settings.
+struct Body<'a> {
+    model: &'a str,
+    input: &'a ModelInput,
+    settings: Map<String, Value>,
+}
+
+impl Serialize for Body<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        let mut leading = vec!["model"];
+        self.entry(&mut map, "model", self.model)?;
+        match self.input {
+            ModelInput::Chat { messages, tools } => {
+                leading.push("messages");
+                self.entry(&mut map, "messages", messages)?;
+                if !tools.is_empty() {
+                    leading.push("tools");
+                    self.entry(&mut map, "tools", tools)?;
+                }
+            }
+            ModelInput::Prompt(prompt) => {
+                leading.push("prompt");
+                self.entry(&mut map, "prompt", prompt)?;
+            }
+        }
+        for (key, value) in &self.settings {
+            if !leading.contains(&key.as_str()) {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
+    }
+}
+
+impl Body<'_> {
+    /// Writes `key` with `value`, or with the settings' value for it when they set one.
+    fn entry<M: SerializeMap, T: Serialize + ?Sized>(
+        &self,
+        map: &mut M,
+        key: &str,
+        value: &T,
+    ) -> Result<(), M::Error> {
+        match self.settings.get(key) {
+            Some(replacement) => map.serialize_entry(key, replacement),
+            None => map.serialize_entry(key, value),
+        }
+    }
 }
 
 /// The useful part of a successful response.
@@ -327,7 +372,9 @@ mod tests {
         let mut extra = Map::new();
         extra.insert("top_k".into(), json!(20));
         extra.insert("max_tokens".into(), json!(32));
-        let body = request_body("m", &request, &defaults, &extra);
+        let body: Value =
+            serde_json::from_slice(&request_body("m", &request, &defaults, &extra).unwrap())
+                .unwrap();
         assert_eq!(
             body,
             json!({
@@ -380,9 +427,9 @@ mod tests {
             json!({"type": "function", "function": {"name": "bash"}}),
         ])
         .capturing_tokens();
-        let body = request_body("m", &request, &Sampling::default(), &Map::new());
+        let body = request_body("m", &request, &Sampling::default(), &Map::new()).unwrap();
         assert_eq!(
-            serde_json::to_string(&body).unwrap(),
+            String::from_utf8(body).unwrap(),
             concat!(
                 r#"{"model":"m","messages":["#,
                 r#"{"role":"system","content":"You are helpful. é ✓ \u0001"},"#,
@@ -404,9 +451,25 @@ mod tests {
     }
 
     #[test]
+    fn extra_body_replaces_a_leading_field_in_place() {
+        let request = ModelRequest::chat(vec![Message::user("hi")]);
+        let mut extra = Map::new();
+        extra.insert("model".into(), json!("served-name"));
+        extra.insert("seed".into(), json!(7));
+        let body = request_body("m", &request, &Sampling::default(), &extra).unwrap();
+        assert_eq!(
+            String::from_utf8(body).unwrap(),
+            r#"{"model":"served-name","messages":[{"role":"user","content":"hi"}],"seed":7}"#
+        );
+    }
+
+    #[test]
     fn completions_body_uses_prompt_and_integer_logprobs() {
         let request = ModelRequest::prompt("<|im_start|>user").capturing_tokens();
-        let body = request_body("m", &request, &Sampling::default(), &Map::new());
+        let body: Value = serde_json::from_slice(
+            &request_body("m", &request, &Sampling::default(), &Map::new()).unwrap(),
+        )
+        .unwrap();
         assert_eq!(
             body,
             json!({"model": "m", "prompt": "<|im_start|>user", "logprobs": 1, "return_token_ids": true})

@@ -281,3 +281,20 @@ fn secrets_in_the_host_environment_are_not_passed_to_commands() {
     assert!(!outcome.stdout_text().contains("sk-secret-for-test"));
     assert!(outcome.stdout_text().contains("PATH="));
 }
+
+#[test]
+fn commands_inherit_only_standard_input_output_and_error() {
+    let fixture = Fixture::new();
+    let workspace = fixture.workspace(isolated());
+    // `ls` lists the shell's descriptors: anything beyond 0-2 (the sandbox's control socket,
+    // say) would let the agent talk to the init or reach host files.
+    let outcome = workspace
+        .sandbox()
+        .run(
+            "ls /proc/$$/fd; readlink /proc/$$/fd/0",
+            Duration::from_secs(5),
+        )
+        .unwrap();
+    let listing = outcome.stdout_text();
+    assert_eq!(listing, "0\n1\n2\n/dev/null\n", "{}", outcome.stderr_text());
+}

@@ -28,9 +28,6 @@ use crate::protocol::{self, Reply};
 /// Environment variable that turns a process into a sandbox init; its value is the JSON [`InitSpec`].
 pub(crate) const INIT_ENV: &str = "__SWERVE_SANDBOX_INIT";
 
-/// The descriptor number at which the init finds its control socket.
-pub(crate) const CONTROL_FD: i32 = 3;
-
 /// Everything the init needs to build the sandbox.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct InitSpec {
@@ -70,8 +67,13 @@ pub(crate) enum LayerSpec {
 
 /// Runs the init; never returns.
 pub(crate) fn run(spec_json: &str) -> ! {
-    // SAFETY: the host put the control socket at CONTROL_FD before exec; nothing else owns it.
-    let control = unsafe { UnixStream::from(OwnedFd::from_raw_fd(CONTROL_FD)) };
+    let control = match take_control_socket() {
+        Ok(control) => control,
+        Err(error) => {
+            eprintln!("swerve sandbox: cannot take the control socket: {error}");
+            std::process::exit(1)
+        }
+    };
     let spec: InitSpec = match serde_json::from_str(spec_json) {
         Ok(spec) => spec,
         Err(error) => fail(&control, format!("bad sandbox spec: {error}")),
@@ -93,6 +95,29 @@ pub(crate) fn run(spec_json: &str) -> ! {
             format!("fork of the sandbox's PID 1 failed: {error}"),
         ),
     }
+}
+
+/// Closes every descriptor the init inherited beyond standard input, output and error (the
+/// host's process may hold descriptors its own parent leaked to it; none may reach the
+/// sandbox), moves the control socket, which the host passes as standard input, to a
+/// descriptor that commands do not inherit (close-on-exec), and puts `/dev/null` on standard
+/// input.
+fn take_control_socket() -> nix::Result<UnixStream> {
+    use nix::fcntl::{FcntlArg, OFlag, fcntl, open};
+    // SAFETY: nothing in this fresh process owns a descriptor above 2 yet.
+    if unsafe { libc::close_range(3, libc::c_uint::MAX, 0) } != 0 {
+        return Err(nix::errno::Errno::last());
+    }
+    let control = fcntl(std::io::stdin(), FcntlArg::F_DUPFD_CLOEXEC(3))?;
+    // SAFETY: fcntl returned a new descriptor that nothing else owns.
+    let control = unsafe { OwnedFd::from_raw_fd(control) };
+    let null = open(
+        "/dev/null",
+        OFlag::O_RDWR | OFlag::O_CLOEXEC,
+        nix::sys::stat::Mode::empty(),
+    )?;
+    nix::unistd::dup2_stdin(null)?;
+    Ok(UnixStream::from(control))
 }
 
 /// Waits for PID 1 of the sandbox and exits with its status.
