@@ -17,6 +17,13 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     exit 1
   fi
 fi
+# `requests`, for the trainer shims' smoke test (examples/trainers, docs/serve.md); the test
+# is skipped without it, except where SWERVE_REQUIRE_PYTHON_REQUESTS=1 (scripts/test.sh).
+if ! python3 -c 'import requests' >/dev/null 2>&1; then
+  python3 -m pip install --quiet requests >/dev/null 2>&1 \
+    || python3 -m pip install --quiet --break-system-packages requests >/dev/null 2>&1 \
+    || echo "note: python3 has no \`requests\` and pip could not install it; the trainer shims' smoke test will be skipped" >&2
+fi
 if ! command -v cargo >/dev/null 2>&1; then
   [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
 fi

@@ -10,5 +10,6 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 ./scripts/fetch-tokenizers.sh   # real tokenizers for swerve-chat's tests (cached)
 ./scripts/fetch-model.sh        # the embedded model for its tests (cached)
 export SWERVE_REQUIRE_EMBEDDED_MODEL=1   # so they fail rather than skip without it
+export SWERVE_REQUIRE_PYTHON_REQUESTS=1  # the trainer shims' smoke test, likewise
 cargo test --workspace
 ./scripts/rootless-tests.sh

@@ -40,7 +40,8 @@ pub struct AgentConfig {
     pub max_context_tokens: Option<u64>,
     /// Stop once prompt + completion tokens of all calls reach this.
     pub max_total_tokens: Option<u64>,
-    /// Stop once the cost reaches this (in the price table's currency).
+    /// Stop once the cost reaches this (in the price table's currency), the subagents'
+    /// included.
     pub max_cost: Option<f64>,
     /// Stop after this many seconds of wall time.
     pub max_wall_secs: Option<f64>,
@@ -79,8 +80,12 @@ pub struct EpisodeEnd {
     /// What happened, in words (e.g. the model error).
     pub detail: Option<String>,
     pub steps: usize,
+    /// The main model's tokens and cost.
     pub usage: Usage,
     pub cost: f64,
+    /// The tokens and cost of the subagents the tools ran.
+    pub subagent_usage: Usage,
+    pub subagent_cost: f64,
     pub timings: Timings,
 }
 
@@ -112,19 +117,14 @@ impl Agent<'_> {
         toolbox: &Toolbox,
         workdir: &str,
     ) -> Result<Vec<Message>, AgentError> {
-        let rendered = self.format.render(&self.tool_specs(toolbox));
-        let context = PromptContext {
-            problem_statement: &task.problem_statement,
-            repo: &task.repo,
-            instance_id: &task.instance_id,
+        opening(
+            self.format,
+            self.prompts,
+            self.config,
+            task,
+            &self.tool_specs(toolbox),
             workdir,
-            tool_documentation: rendered.system_text.as_deref().unwrap_or(""),
-            max_steps: self.config.max_steps,
-        };
-        Ok(vec![
-            Message::new(Role::System, self.prompts.system(&context)?),
-            Message::new(Role::User, self.prompts.instance(&context)?),
-        ])
+        )
     }
 
     /// Runs one episode from `opening`, appending each step to `writer`. `trajectory_id`
@@ -151,6 +151,8 @@ impl Agent<'_> {
             steps: 0,
             usage: Usage::default(),
             cost: 0.0,
+            subagent_usage: Usage::default(),
+            subagent_cost: 0.0,
             timings: Timings::default(),
         };
         for index in 0..self.config.max_steps as usize {
@@ -204,6 +206,11 @@ impl Agent<'_> {
                         Some(recalled) => recalled,
                         None => tokio::task::block_in_place(|| toolbox.call(&parsed.call)),
                     };
+                    step.subagents = toolbox.take_subagents();
+                    for subagent in &step.subagents {
+                        end.subagent_usage += subagent.usage();
+                        end.subagent_cost += subagent.cost();
+                    }
                     let env_seconds = started_tool.elapsed().as_secs_f64();
                     step.timings.env_seconds = Some(env_seconds);
                     *end.timings.env_seconds.get_or_insert(0.0) += env_seconds;
@@ -281,10 +288,10 @@ impl Agent<'_> {
         Ok(end)
     }
 
-    /// The schemas of the tools the model is offered: the toolbox's, and `recall_thought`
-    /// when it is on.
+    /// The schemas of the tools the model is offered: the toolbox's (its interceptors'
+    /// included), and `recall_thought` when it is on.
     fn tool_specs(&self, toolbox: &Toolbox) -> Vec<serde_json::Value> {
-        let mut specs = swerve_tools::tool_specs(toolbox.config());
+        let mut specs = toolbox.tool_specs();
         if self.config.reasoning.recall_thought {
             specs.push(recall::spec());
         }
@@ -343,7 +350,10 @@ impl Agent<'_> {
         {
             return Some(ExitReason::TimeLimit);
         }
-        if config.max_cost.is_some_and(|limit| end.cost >= limit) {
+        if config
+            .max_cost
+            .is_some_and(|limit| end.cost + end.subagent_cost >= limit)
+        {
             return Some(ExitReason::CostLimit);
         }
         if config
@@ -387,6 +397,31 @@ impl Agent<'_> {
         }
         step
     }
+}
+
+/// The system and instance messages for `task` under `config`, offering the tools whose
+/// schemas are `tools` as `format` describes them.
+pub fn opening(
+    format: &dyn ToolFormat,
+    prompts: &Prompts,
+    config: &AgentConfig,
+    task: &Task,
+    tools: &[serde_json::Value],
+    workdir: &str,
+) -> Result<Vec<Message>, AgentError> {
+    let rendered = format.render(tools);
+    let context = PromptContext {
+        problem_statement: &task.problem_statement,
+        repo: &task.repo,
+        instance_id: &task.instance_id,
+        workdir,
+        tool_documentation: rendered.system_text.as_deref().unwrap_or(""),
+        max_steps: config.max_steps,
+    };
+    Ok(vec![
+        Message::new(Role::System, prompts.system(&context)?),
+        Message::new(Role::User, prompts.instance(&context)?),
+    ])
 }
 
 /// The message a format's tool result is sent as.

@@ -1,9 +1,13 @@
 //! [`EditConfig`]: the `[edit]` section of swerve's configuration. The viewer and editor
 //! subagents have models of their own (endpoint, name, sampling, timeouts, retries),
 //! independent of the main agent's `[model]`; so do edit-bench's judge and instruction
-//! writer. Unset models are not used.
+//! writer. Unset models are not used. `commands` offers `llm_editor` to `swerve run`'s
+//! agent with those commands (none by default: the tool is not offered).
 //!
 //! ```toml
+//! [edit]
+//! commands = ["view", "create", "edit"]
+//!
 //! [edit.editor]
 //! base_url = "http://127.0.0.1:8001/v1"
 //! name = "Qwen/Qwen3-8B"
@@ -19,11 +23,15 @@ use serde::{Deserialize, Serialize};
 use swerve_llm::HttpModelConfig;
 
 use crate::blocks::MatchOptions;
+use crate::tool::LlmEditorCommand;
 
 /// The `[edit]` section.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct EditConfig {
+    /// The `llm_editor` commands `swerve run` offers its agent; empty (the default): the
+    /// tool is not offered.
+    pub commands: Vec<LlmEditorCommand>,
     /// The viewer subagent's model (`llm_editor view`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub viewer: Option<HttpModelConfig>,
@@ -57,13 +65,15 @@ mod tests {
             "unset fields take the model defaults"
         );
         assert!(config.viewer.is_none() && config.judge.is_none());
+        assert_eq!(config.commands, LlmEditorCommand::ALL);
+        assert!(toml::from_str::<EditConfig>("commands = [\"delete\"]\n").is_err());
         assert!(config.matching.whitespace_fallback && config.matching.did_you_mean);
         assert!(toml::from_str::<EditConfig>("[matching]\nfuzzy = true\n").is_err());
         assert_eq!(
             toml::to_string(&EditConfig::default()).unwrap(),
-            "[matching]\nwhitespace_fallback = false\ndid_you_mean = false\n"
+            "commands = []\n\n[matching]\nwhitespace_fallback = false\ndid_you_mean = false\n"
         );
     }
 
-    const DOC: &str = "[editor]\nbase_url = \"http://127.0.0.1:8001/v1\"\nname = \"Qwen/Qwen3-8B\"\n[editor.sampling]\nmax_tokens = 16384\n[matching]\nwhitespace_fallback = true\ndid_you_mean = true\n";
+    const DOC: &str = "commands = [\"view\", \"create\", \"edit\"]\n[editor]\nbase_url = \"http://127.0.0.1:8001/v1\"\nname = \"Qwen/Qwen3-8B\"\n[editor.sampling]\nmax_tokens = 16384\n[matching]\nwhitespace_fallback = true\ndid_you_mean = true\n";
 }

@@ -9,7 +9,10 @@
 //!   [`swerve_core::trajectory::SubTrajectory`];
 //! - [`tool`]: the [`LlmEditor`] tool and its schema;
 //! - [`bench`](mod@bench): PR-Edit instances mined from a git history, and the benchmark run;
-//! - [`config`]: the `[edit]` configuration section (subagent models, matching aids);
+//! - [`config`]: the `[edit]` configuration section (subagent models, commands offered,
+//!   matching aids);
+//! - [`metrics`]: a trajectory's edit metrics (edit success, format errors and match
+//!   failures apart, view calls, the viewer's share of file content, main vs subagent spend);
 //! - [`diff`] and [`regions`]: Python's `difflib` over lines, for the changed regions shown
 //!   after an edit and the diffs the judge reads; [`text`]: lines, numbering, CRLF files.
 //!
@@ -20,6 +23,7 @@ pub mod blocks;
 pub mod config;
 pub mod diff;
 pub mod fuzzy;
+pub mod metrics;
 mod prompts;
 pub mod ranges;
 pub mod regions;
@@ -29,6 +33,7 @@ pub mod tool;
 
 pub use blocks::{Applied, ApplyError, MatchOptions, Mode, apply, parse_blocks};
 pub use config::EditConfig;
+pub use metrics::{EditMetrics, EditSummary};
 pub use ranges::{LineRange, parse_ranges};
 pub use subagent::{EditOutcome, EditStatus, SourceFile, ViewOutcome, ViewStatus, edit, view};
-pub use tool::{LLM_EDITOR, LlmEditor, LlmEditorResult, llm_editor_spec};
+pub use tool::{LLM_EDITOR, LlmEditor, LlmEditorCommand, LlmEditorResult, llm_editor_spec};

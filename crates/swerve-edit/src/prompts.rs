@@ -58,10 +58,29 @@ Answer with the edit blocks only, without explanations.";
 pub fn viewer_message(text: &str, query: &str) -> String {
     let lines = split_lines(text).into_iter().map(str::trim_end);
     format!(
-        "The file, one numbered line per line:\n{}\n\nQuestion: {query}\n\nAnswer with the JSON array of line ranges that answer the question.",
+        "{VIEWER_MESSAGE_HEAD}{}\n\nQuestion: {query}\n\nAnswer with the JSON array of line ranges that answer the question.",
         numbered(1, lines)
     )
 }
+
+/// The number of lines of the file a [`viewer_message`] carries: its numbered lines,
+/// counted while each has the next number (a file line can hold no newline, so the count
+/// stops exactly at the blank line before the question). `None` when `message` is not a
+/// viewer message.
+pub fn viewer_file_lines(message: &str) -> Option<usize> {
+    let body = message.strip_prefix(VIEWER_MESSAGE_HEAD)?;
+    let mut lines = 0;
+    for line in body.split('\n') {
+        match line.strip_prefix(&format!("{:6}\t", lines + 1)) {
+            Some(_) => lines += 1,
+            None => break,
+        }
+    }
+    Some(lines)
+}
+
+/// The first line of a [`viewer_message`].
+const VIEWER_MESSAGE_HEAD: &str = "The file, one numbered line per line:\n";
 
 /// The editor's user message: the file in a code fence longer than any run of backticks
 /// inside it, then the instruction.
@@ -90,5 +109,26 @@ mod tests {
             "{message}"
         );
         assert!(editor_message("x\n", "i").starts_with("The file:\n```\nx\n```\n"));
+    }
+
+    #[test]
+    fn a_viewer_message_tells_how_many_lines_its_file_has() {
+        assert_eq!(viewer_file_lines(&viewer_message("", "q")), Some(0));
+        assert_eq!(viewer_file_lines(&viewer_message("a\n\n", "q")), Some(2));
+        assert_eq!(viewer_file_lines("The file:\n```\nx\n```"), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_line_count_survives_any_file_and_query(
+            lines in proptest::collection::vec("[ -~\t]{0,12}", 0..40),
+            query in "[ -~\n\t]{0,40}",
+        ) {
+            let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+            proptest::prop_assert_eq!(
+                viewer_file_lines(&viewer_message(&text, &query)),
+                Some(lines.len())
+            );
+        }
     }
 }

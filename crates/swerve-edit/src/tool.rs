@@ -1,10 +1,12 @@
 //! The `llm_editor` tool (SWE-Edit `LLMEditor`): `view` a file through the viewer subagent
 //! or a directory as the native `file_editor` lists it, `edit` a file through the editor
 //! subagent, `create` a file. Arguments are checked the way SWE-Edit's pydantic model
-//! checks them; every failure is an observation.
+//! checks them; every failure is an observation. A set-up may offer only some commands
+//! (SWE-Edit's ablations): the schema lists those, and the others are refused.
 
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use swerve_core::ToolCall;
 use swerve_core::trajectory::SubTrajectory;
@@ -25,20 +27,59 @@ const DESCRIPTION: &str = "View, edit and create files with the help of two assi
 * `edit` needs an `instruction`: an assistant reads the whole file and makes the change. Say exactly what to change and where, naming the function, class or method, and give the new code when it matters. The result shows the changed lines with their line numbers; an error means nothing was changed.
 * `create` writes a new file with `file_text`; it refuses a path that already exists.";
 
-/// The tool's schema in OpenAI function-calling form, for advertising it beside the native
-/// tools (`swerve_tools::tool_specs`).
-pub fn llm_editor_spec() -> Value {
+/// An `llm_editor` command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LlmEditorCommand {
+    View,
+    Create,
+    Edit,
+}
+
+impl LlmEditorCommand {
+    /// Every command, in SWE-Edit's order.
+    pub const ALL: [Self; 3] = [Self::View, Self::Create, Self::Edit];
+
+    /// The command's name in calls.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::View => "view",
+            Self::Create => "create",
+            Self::Edit => "edit",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|command| command.name() == name)
+    }
+}
+
+/// The tool's schema in OpenAI function-calling form, offering `commands`, for advertising
+/// it beside the native tools (`swerve_tools::tool_specs`). The description leaves out the
+/// lines about commands not offered.
+pub fn llm_editor_spec(commands: &[LlmEditorCommand]) -> Value {
+    let names: Vec<&str> = commands.iter().map(|command| command.name()).collect();
+    let listed: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+    let description: String = DESCRIPTION
+        .split_inclusive('\n')
+        .filter(|line| {
+            LlmEditorCommand::ALL
+                .into_iter()
+                .find(|command| line.starts_with(&format!("* `{}`", command.name())))
+                .is_none_or(|command| commands.contains(&command))
+        })
+        .collect();
     json!({
         "type": "function",
         "function": {
             "name": LLM_EDITOR,
-            "description": DESCRIPTION,
+            "description": description.trim_end(),
             "parameters": {
                 "type": "object",
                 "properties": {
                     "command": {
-                        "description": "The command to run: `view`, `create` or `edit`.",
-                        "enum": ["view", "create", "edit"],
+                        "description": format!("The command to run: {}.", listed.join(", ")),
+                        "enum": names,
                         "type": "string",
                     },
                     "path": {
@@ -96,7 +137,7 @@ impl LlmEditorResult {
     }
 
     /// The result as the native tools report theirs: the observation is
-    /// `Execution output of [llm_editor]:\n{output}`.
+    /// `Execution output of [llm_editor]:\n{output}` (the subagent runs stay here).
     pub fn tool_result(&self) -> ToolResult {
         ToolResult {
             output: self.output.clone(),
@@ -114,8 +155,9 @@ pub struct LlmEditor {
     fs: WorkspaceFs,
     tools: ToolConfig,
     matching: MatchOptions,
-    viewer: Arc<dyn Model>,
-    editor: Arc<dyn Model>,
+    commands: Vec<LlmEditorCommand>,
+    viewer: Option<Arc<dyn Model>>,
+    editor: Option<Arc<dyn Model>>,
 }
 
 /// The arguments of a call, checked.
@@ -128,23 +170,36 @@ struct Arguments {
 }
 
 impl LlmEditor {
-    /// The tool over `fs`: files are read under `tools.max_file_bytes` and directories
-    /// listed as `file_editor` lists them with `tools`; SEARCH blocks are matched with
-    /// `matching`.
+    /// The tool over `fs`, offering every command: files are read under
+    /// `tools.max_file_bytes` and directories listed as `file_editor` lists them with
+    /// `tools`; SEARCH blocks are matched with `matching`. A missing model makes its command
+    /// answer `ERROR calling LLM: …`.
     pub fn new(
         fs: WorkspaceFs,
         tools: ToolConfig,
         matching: MatchOptions,
-        viewer: Arc<dyn Model>,
-        editor: Arc<dyn Model>,
+        viewer: Option<Arc<dyn Model>>,
+        editor: Option<Arc<dyn Model>>,
     ) -> Self {
         Self {
             fs,
             tools,
             matching,
+            commands: LlmEditorCommand::ALL.to_vec(),
             viewer,
             editor,
         }
+    }
+
+    /// Offers only `commands`; calls of the others are refused.
+    pub fn with_commands(mut self, commands: &[LlmEditorCommand]) -> Self {
+        self.commands = commands.to_vec();
+        self
+    }
+
+    /// The schema of the tool as set up.
+    pub fn spec(&self) -> Value {
+        llm_editor_spec(&self.commands)
     }
 
     /// Runs one call (its name is not checked). Never panics and never fails: problems
@@ -154,6 +209,16 @@ impl LlmEditor {
             Ok(arguments) => arguments,
             Err(message) => return LlmEditorResult::error(message),
         };
+        if LlmEditorCommand::from_name(&arguments.command)
+            .is_none_or(|command| !self.commands.contains(&command))
+        {
+            let offered: Vec<&str> = self.commands.iter().map(|c| c.name()).collect();
+            return LlmEditorResult::error(format!(
+                "ERROR: The command `{}` is not offered in this set-up. Allowed commands: {}.",
+                arguments.command,
+                offered.join(", ")
+            ));
+        }
         let target = match self.fs.resolve(&arguments.path) {
             Ok(target) => target,
             Err(error) => return LlmEditorResult::error(format!("ERROR: {error}")),
@@ -198,8 +263,11 @@ impl LlmEditor {
                             "ERROR: Parameter `query` is required for `view` command when viewing a file.".into(),
                         );
                     };
+                    let Some(viewer) = &self.viewer else {
+                        return LlmEditorResult::error(missing_model("viewer"));
+                    };
                     let file = SourceFile { path, text: &text };
-                    let outcome = view(self.viewer.as_ref(), file, &query).await;
+                    let outcome = view(viewer.as_ref(), file, &query).await;
                     let failed = matches!(
                         outcome.status,
                         ViewStatus::ParseError | ViewStatus::ModelError
@@ -235,9 +303,11 @@ impl LlmEditor {
                     Ok(text) => text,
                     Err(error) => return LlmEditorResult::error(format!("ERROR: {error}")),
                 };
+                let Some(editor) = &self.editor else {
+                    return LlmEditorResult::error(missing_model("editor"));
+                };
                 let file = SourceFile { path, text: &text };
-                let mut outcome =
-                    edit(self.editor.as_ref(), file, &instruction, &self.matching).await;
+                let mut outcome = edit(editor.as_ref(), file, &instruction, &self.matching).await;
                 if let Some(new_text) = outcome
                     .new_text
                     .as_ref()
@@ -257,6 +327,11 @@ impl LlmEditor {
             }
         }
     }
+}
+
+/// The observation of a command whose subagent has no model.
+fn missing_model(role: &str) -> String {
+    format!("ERROR calling LLM: no {role} model is configured ([edit.{role}])")
 }
 
 /// The native editor's text for a socket, fifo or device.

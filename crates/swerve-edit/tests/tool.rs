@@ -9,7 +9,9 @@ use serde_json::json;
 use swerve_core::ToolCall;
 use swerve_edit::blocks::MatchOptions;
 use swerve_edit::subagent::{EditStatus, ViewStatus};
-use swerve_edit::tool::{LLM_EDITOR, LlmEditor, LlmEditorResult, llm_editor_spec};
+use swerve_edit::tool::{
+    LLM_EDITOR, LlmEditor, LlmEditorCommand, LlmEditorResult, llm_editor_spec,
+};
 use swerve_llm::{
     Model, ModelError, ModelFuture, ModelRequest, ModelResponse, Role, ScriptedModel, Usage,
 };
@@ -31,8 +33,8 @@ fn tool(root: &Path, viewer: Arc<dyn Model>, editor: Arc<dyn Model>) -> LlmEdito
         WorkspaceFs::new(root),
         ToolConfig::default(),
         MatchOptions::default(),
-        viewer,
-        editor,
+        Some(viewer),
+        Some(editor),
     )
 }
 
@@ -420,7 +422,7 @@ async fn argument_and_path_errors_use_swe_edits_texts() {
 
 #[test]
 fn the_schema_advertises_the_three_commands() {
-    let spec = llm_editor_spec();
+    let spec = llm_editor_spec(&LlmEditorCommand::ALL);
     assert_eq!(spec["function"]["name"], "llm_editor");
     let parameters = &spec["function"]["parameters"];
     assert_eq!(
@@ -429,4 +431,68 @@ fn the_schema_advertises_the_three_commands() {
     );
     assert_eq!(parameters["required"], json!(["command", "path"]));
     assert_eq!(parameters["additionalProperties"], false);
+}
+
+#[tokio::test]
+async fn a_set_up_offers_only_some_commands_in_its_schema_and_refuses_the_others() {
+    let spec = llm_editor_spec(&[LlmEditorCommand::Create, LlmEditorCommand::Edit]);
+    let command = &spec["function"]["parameters"]["properties"]["command"];
+    assert_eq!(command["enum"], json!(["create", "edit"]));
+    assert_eq!(
+        command["description"],
+        "The command to run: `create`, `edit`."
+    );
+    let description = spec["function"]["description"].as_str().unwrap();
+    assert!(!description.contains("* `view`"), "{description}");
+    assert!(description.contains("* `edit` needs an `instruction`"));
+
+    let dir = workspace();
+    let viewer = scripted(&["[[1, 2]]"]);
+    let tool = LlmEditor::new(
+        WorkspaceFs::new(dir.path()),
+        ToolConfig::default(),
+        MatchOptions::default(),
+        Some(viewer.clone()),
+        None,
+    )
+    .with_commands(&[LlmEditorCommand::View]);
+    assert_eq!(
+        tool.spec()["function"]["parameters"]["properties"]["command"]["enum"],
+        json!(["view"])
+    );
+    let refused = run(
+        &tool,
+        json!({"command": "create", "path": "/testbed/new.py", "file_text": "x = 1\n"}),
+    )
+    .await;
+    assert_eq!(
+        refused.output,
+        "ERROR: The command `create` is not offered in this set-up. Allowed commands: view."
+    );
+    assert!(refused.is_error && refused.subagents.is_empty());
+    assert!(!dir.path().join("new.py").exists());
+    let viewed = run(
+        &tool,
+        json!({"command": "view", "path": "/testbed/pkg/calc.py", "query": "imports"}),
+    )
+    .await;
+    assert!(!viewed.is_error, "{}", viewed.output);
+
+    let tool = LlmEditor::new(
+        WorkspaceFs::new(dir.path()),
+        ToolConfig::default(),
+        MatchOptions::default(),
+        None,
+        None,
+    );
+    let result = run(
+        &tool,
+        json!({"command": "edit", "path": "/testbed/pkg/calc.py", "instruction": "rename"}),
+    )
+    .await;
+    assert_eq!(
+        result.output,
+        "ERROR calling LLM: no editor model is configured ([edit.editor])"
+    );
+    assert!(result.is_error && result.edit.is_none());
 }

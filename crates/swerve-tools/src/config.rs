@@ -50,6 +50,48 @@ pub struct ToolConfig {
     /// `execute_bash` observations longer than twice this many lines keep only the first
     /// and last this-many lines (R2E-Gym `num_lines` = 40).
     pub observation_lines: usize,
+    /// The `file_editor` commands offered (all five by default). The schema's `enum` lists
+    /// only these, and a call of another one gets a refusal as its observation; an empty
+    /// list takes `file_editor` out of the toolbox (SWE-Edit's ablations: `docs/edit.md`).
+    pub file_editor_commands: Vec<FileEditorCommand>,
+}
+
+/// A `file_editor` command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileEditorCommand {
+    View,
+    Create,
+    StrReplace,
+    Insert,
+    UndoEdit,
+}
+
+impl FileEditorCommand {
+    /// Every command, in R2E-Gym's order.
+    pub const ALL: [Self; 5] = [
+        Self::View,
+        Self::Create,
+        Self::StrReplace,
+        Self::Insert,
+        Self::UndoEdit,
+    ];
+
+    /// The command's name in calls.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::View => "view",
+            Self::Create => "create",
+            Self::StrReplace => "str_replace",
+            Self::Insert => "insert",
+            Self::UndoEdit => "undo_edit",
+        }
+    }
+
+    /// The command called `name`, if there is one.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|command| command.name() == name)
+    }
 }
 
 impl Default for ToolConfig {
@@ -69,6 +111,7 @@ impl Default for ToolConfig {
                 .to_vec(),
             bash_param: "cmd".to_owned(),
             observation_lines: 40,
+            file_editor_commands: FileEditorCommand::ALL.to_vec(),
         }
     }
 }
@@ -82,5 +125,10 @@ impl ToolConfig {
             expand_tabs: true,
             ..Self::default()
         }
+    }
+
+    /// Whether `file_editor` is offered at all.
+    pub fn offers_file_editor(&self) -> bool {
+        !self.file_editor_commands.is_empty()
     }
 }

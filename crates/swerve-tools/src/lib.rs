@@ -21,11 +21,11 @@ pub mod toolbox;
 pub mod xml;
 
 pub use bash::{error_code as bash_error_code, format_output as format_bash_output};
-pub use config::ToolConfig;
-pub use file_editor::list_directory;
+pub use config::{FileEditorCommand, ToolConfig};
+pub use file_editor::{EditFailure, edit_failure, list_directory};
 pub use fs::{DEFAULT_SANDBOX_ROOT, EntryKind, FsError, Resolved, WorkspaceFs};
 pub use observation::{CONTINUE_MSG, FINISHED, render_observation, strip_ansi_and_cr};
 pub use pytext::TRUNCATED_MESSAGE;
 pub use specs::tool_specs;
-pub use toolbox::{CallInterceptor, TOOL_NAMES, ToolResult, Toolbox};
+pub use toolbox::{CallInterceptor, ToolResult, Toolbox};
 pub use xml::{ParseError, first_call_block, parse_tool_call, parse_xml, to_xml};

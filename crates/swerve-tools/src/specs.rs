@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use crate::config::ToolConfig;
+use crate::config::{FileEditorCommand, ToolConfig};
 
 const FILE_EDITOR_DESCRIPTION: &str = "Custom editing tool for viewing, creating and editing files
 * State is persistent across command calls and discussions with the user
@@ -68,15 +68,45 @@ fn function(name: &str, description: &str, parameters: Value) -> Value {
     })
 }
 
-/// The schemas of `file_editor`, `search`, `execute_bash` and `finish`, in that order.
-/// `execute_bash`'s argument is named after [`ToolConfig::bash_param`].
+/// The description of `file_editor` offering `commands`: R2E-Gym's text, without the
+/// lines about commands that are not offered.
+fn file_editor_description(commands: &[FileEditorCommand]) -> String {
+    let offered = |command: FileEditorCommand| commands.contains(&command);
+    let mut in_str_replace_notes = false;
+    let mut description = String::new();
+    for line in FILE_EDITOR_DESCRIPTION.split_inclusive('\n') {
+        in_str_replace_notes |= line.starts_with("Notes for using the `str_replace`");
+        let about = if in_str_replace_notes {
+            Some(FileEditorCommand::StrReplace)
+        } else {
+            FileEditorCommand::ALL
+                .into_iter()
+                .find(|command| line.contains(&format!("`{}`", command.name())))
+        };
+        if about.is_none_or(offered) {
+            description.push_str(line);
+        }
+    }
+    description
+}
+
+/// The schemas of `file_editor` (unless [`ToolConfig::file_editor_commands`] is empty),
+/// `search`, `execute_bash` and `finish`, in that order. `file_editor`'s `command` lists
+/// the offered commands; `execute_bash`'s argument is named after
+/// [`ToolConfig::bash_param`].
 pub fn tool_specs(config: &ToolConfig) -> Vec<Value> {
+    let commands: Vec<&str> = config
+        .file_editor_commands
+        .iter()
+        .map(|command| command.name())
+        .collect();
+    let listed: Vec<String> = commands.iter().map(|name| format!("`{name}`")).collect();
     let file_editor = json!({
         "type": "object",
         "properties": {
             "command": {
-                "description": "The command to run. Allowed options are: `view`, `create`, `str_replace`, `insert`, `undo_edit`.",
-                "enum": ["view", "create", "str_replace", "insert", "undo_edit"],
+                "description": format!("The command to run. Allowed options are: {}.", listed.join(", ")),
+                "enum": commands,
                 "type": "string",
             },
             "path": {
@@ -151,10 +181,66 @@ pub fn tool_specs(config: &ToolConfig) -> Vec<Value> {
         },
         "required": ["command"],
     });
-    vec![
-        function("file_editor", FILE_EDITOR_DESCRIPTION, file_editor),
-        function("search", SEARCH_DESCRIPTION, search),
-        function("execute_bash", EXECUTE_BASH_DESCRIPTION, execute_bash),
-        function("finish", FINISH_DESCRIPTION, finish),
-    ]
+    let file_editor = config.offers_file_editor().then(|| {
+        function(
+            "file_editor",
+            &file_editor_description(&config.file_editor_commands),
+            file_editor,
+        )
+    });
+    file_editor
+        .into_iter()
+        .chain([
+            function("search", SEARCH_DESCRIPTION, search),
+            function("execute_bash", EXECUTE_BASH_DESCRIPTION, execute_bash),
+            function("finish", FINISH_DESCRIPTION, finish),
+        ])
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file_editor(config: &ToolConfig) -> Option<Value> {
+        tool_specs(config)
+            .into_iter()
+            .find(|spec| spec["function"]["name"] == "file_editor")
+    }
+
+    #[test]
+    fn every_command_keeps_r2e_gyms_text() {
+        let spec = file_editor(&ToolConfig::default()).unwrap();
+        assert_eq!(spec["function"]["description"], FILE_EDITOR_DESCRIPTION);
+        assert_eq!(
+            spec["function"]["parameters"]["properties"]["command"]["enum"],
+            json!(["view", "create", "str_replace", "insert", "undo_edit"])
+        );
+    }
+
+    #[test]
+    fn only_the_offered_commands_are_described_and_listed() {
+        let config = ToolConfig {
+            file_editor_commands: vec![FileEditorCommand::View],
+            ..ToolConfig::default()
+        };
+        let spec = file_editor(&config).unwrap();
+        let command = &spec["function"]["parameters"]["properties"]["command"];
+        assert_eq!(command["enum"], json!(["view"]));
+        assert_eq!(
+            command["description"],
+            "The command to run. Allowed options are: `view`."
+        );
+        let description = spec["function"]["description"].as_str().unwrap();
+        assert!(description.contains("`view` displays the result of applying `cat -n`"));
+        for gone in ["str_replace", "old_str", "undo_edit", "`create`"] {
+            assert!(!description.contains(gone), "{gone}: {description}");
+        }
+        let config = ToolConfig {
+            file_editor_commands: Vec::new(),
+            ..ToolConfig::default()
+        };
+        assert!(file_editor(&config).is_none());
+        assert_eq!(tool_specs(&config).len(), 3);
+    }
 }

@@ -1,12 +1,15 @@
 //! [`Toolbox`]: one agent's tools over one workspace. It dispatches a [`ToolCall`] to the
 //! right tool, keeps the editor's undo history, and returns the output, R2E-Gym's error
-//! code and the rendered observation together. A [`CallInterceptor`] may answer a call
+//! code and the rendered observation together. [`CallInterceptor`]s may answer a call
 //! before it runs (SWE-World's router answers commands that run project code with a
-//! transition model's prediction).
+//! transition model's prediction) and may add tools of their own (SWE-Edit's `llm_editor`,
+//! whose subagent runs the toolbox hands on for the step's record).
 
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use swerve_core::trajectory::SubTrajectory;
 use swerve_core::{Shell, ToolCall};
 
 use crate::config::ToolConfig;
@@ -14,10 +17,6 @@ use crate::file_editor::Editor;
 use crate::fs::WorkspaceFs;
 use crate::observation::{render_observation, strip_ansi_and_cr};
 use crate::{bash, finish, search};
-
-/// The tools a [`Toolbox`] offers, in R2E-Gym's order. `submit` is also accepted as
-/// another name for `finish`.
-pub const TOOL_NAMES: [&str; 4] = ["file_editor", "search", "execute_bash", "finish"];
 
 /// The result of one call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,6 +48,18 @@ pub trait CallInterceptor: Send + Sync {
         fs: &WorkspaceFs,
         config: &ToolConfig,
     ) -> Option<ToolResult>;
+
+    /// The schemas of the tools this interceptor answers itself, offered beside the native
+    /// ones (none by default).
+    fn tool_specs(&self) -> Vec<Value> {
+        Vec::new()
+    }
+
+    /// The subagent runs behind the result [`CallInterceptor::intercept`] last returned,
+    /// handed over once (none by default).
+    fn take_subagents(&mut self) -> Vec<SubTrajectory> {
+        Vec::new()
+    }
 }
 
 /// The native tools of one workspace.
@@ -57,7 +68,9 @@ pub struct Toolbox {
     shell: Arc<dyn Shell>,
     config: ToolConfig,
     editor: Editor,
-    interceptor: Option<Box<dyn CallInterceptor>>,
+    interceptors: Vec<Box<dyn CallInterceptor>>,
+    /// The subagent runs of the last call, until [`Toolbox::take_subagents`].
+    subagents: Vec<SubTrajectory>,
 }
 
 impl Toolbox {
@@ -68,14 +81,32 @@ impl Toolbox {
             shell,
             config,
             editor: Editor::default(),
-            interceptor: None,
+            interceptors: Vec::new(),
+            subagents: Vec::new(),
         }
     }
 
-    /// Lets `interceptor` answer calls before the tools run them.
+    /// Lets `interceptor` answer calls before the tools run them (after the interceptors
+    /// added before it) and offer its own tools.
     pub fn with_interceptor(mut self, interceptor: Box<dyn CallInterceptor>) -> Self {
-        self.interceptor = Some(interceptor);
+        self.interceptors.push(interceptor);
         self
+    }
+
+    /// The schemas of the tools offered: the native ones the settings leave in
+    /// ([`crate::tool_specs`]), then the interceptors' own.
+    pub fn tool_specs(&self) -> Vec<Value> {
+        let mut specs = crate::specs::tool_specs(&self.config);
+        for interceptor in &self.interceptors {
+            specs.extend(interceptor.tool_specs());
+        }
+        specs
+    }
+
+    /// The subagent runs behind the last call's result (SWE-Edit's viewer and editor),
+    /// handed over once.
+    pub fn take_subagents(&mut self) -> Vec<SubTrajectory> {
+        std::mem::take(&mut self.subagents)
     }
 
     /// The settings in use.
@@ -90,16 +121,18 @@ impl Toolbox {
 
     /// Runs one call. Never panics on bad input: problems come back as error observations.
     pub fn call(&mut self, call: &ToolCall) -> ToolResult {
-        if let Some(interceptor) = &mut self.interceptor
-            && let Some(result) = interceptor.intercept(call, &self.fs, &self.config)
-        {
-            return result;
+        self.subagents.clear();
+        for interceptor in &mut self.interceptors {
+            if let Some(result) = interceptor.intercept(call, &self.fs, &self.config) {
+                self.subagents = interceptor.take_subagents();
+                return result;
+            }
         }
         let name = call.name.as_str();
         let mut submission = None;
         let (output, error_code, is_error) = match name {
             "" => (String::new(), "0".to_owned(), true),
-            "file_editor" => {
+            "file_editor" if self.config.offers_file_editor() => {
                 let result = self.editor.run(&self.fs, &self.config, call);
                 (result.output, "0".to_owned(), result.is_error)
             }
@@ -117,7 +150,7 @@ impl Toolbox {
                 (finish::FINISH_OUTPUT.to_owned(), "0".to_owned(), false)
             }
             unknown => {
-                let message = invalid_action(unknown);
+                let message = invalid_action(unknown, &self.tool_specs());
                 return ToolResult {
                     output: message.clone(),
                     error_code: "-1".to_owned(),
@@ -142,10 +175,18 @@ impl Toolbox {
     }
 }
 
-/// SWE-AGILE's text for an unknown tool (R2E-Gym raises the same text but then shows the
-/// model an empty output).
-fn invalid_action(name: &str) -> String {
-    let allowed: Vec<String> = TOOL_NAMES.iter().map(|tool| format!("'{tool}'")).collect();
+/// SWE-AGILE's text for an unknown tool, listing the tools of `specs` (R2E-Gym raises the
+/// same text but then shows the model an empty output).
+fn invalid_action(name: &str, specs: &[Value]) -> String {
+    let allowed: Vec<String> = specs
+        .iter()
+        .map(|spec| {
+            format!(
+                "'{}'",
+                spec["function"]["name"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
     format!(
         "Invalid Action: input action must be one of allowed actions \n Allowed actions: [{}] \n Input action: {name}\n",
         allowed.join(", ")

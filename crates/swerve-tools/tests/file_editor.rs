@@ -561,3 +561,140 @@ fn long_python_files_get_the_condensed_view() {
         "ERROR: Syntax error for file /testbed/bad.py: '(' was never closed (/testbed/bad.py, line 61)\n"
     );
 }
+
+#[test]
+fn edit_failures_are_classified_from_the_editors_own_texts() {
+    use swerve_tools::{EditFailure, edit_failure};
+    let mut ws = Workspace::new();
+    ws.write("a.py", "x = 1\nx = 1\ny = 2\n");
+    type Arguments<'a> = &'a [(&'a str, &'a str)];
+    let cases: [(Arguments, Option<EditFailure>); 10] = [
+        (
+            &[
+                ("command", "str_replace"),
+                ("path", "/testbed/a.py"),
+                ("old_str", "y = 2"),
+                ("new_str", "y = 3"),
+            ],
+            None,
+        ),
+        (
+            &[
+                ("command", "str_replace"),
+                ("path", "/testbed/a.py"),
+                ("old_str", "z = 9"),
+            ],
+            Some(EditFailure::Match),
+        ),
+        (
+            &[
+                ("command", "str_replace"),
+                ("path", "/testbed/a.py"),
+                ("old_str", "x = 1"),
+            ],
+            Some(EditFailure::Match),
+        ),
+        (
+            &[("command", "str_replace"), ("path", "/testbed/a.py")],
+            Some(EditFailure::Format),
+        ),
+        (
+            &[
+                ("command", "insert"),
+                ("path", "/testbed/a.py"),
+                ("insert_line", "99"),
+                ("new_str", "w = 0"),
+            ],
+            Some(EditFailure::Format),
+        ),
+        (
+            &[
+                ("command", "insert"),
+                ("path", "/testbed/a.py"),
+                ("insert_line", "one"),
+                ("new_str", "w = 0"),
+            ],
+            Some(EditFailure::Format),
+        ),
+        (
+            &[
+                ("command", "insert"),
+                ("path", "/testbed/a.py"),
+                ("new_str", "w"),
+            ],
+            Some(EditFailure::Format),
+        ),
+        (
+            &[("command", "create"), ("path", "/testbed/b.py")],
+            Some(EditFailure::Format),
+        ),
+        (
+            &[
+                ("command", "create"),
+                ("path", "/testbed/a.py"),
+                ("file_text", "x"),
+            ],
+            Some(EditFailure::Other),
+        ),
+        (
+            &[
+                ("command", "str_replace"),
+                ("path", "/testbed/missing.py"),
+                ("old_str", "x"),
+            ],
+            Some(EditFailure::Other),
+        ),
+    ];
+    for (args, expected) in cases {
+        let output = ws.edit(args);
+        assert_eq!(edit_failure(&output), expected, "{args:?}: {output}");
+    }
+}
+
+#[test]
+fn commands_left_out_of_the_settings_are_refused_and_an_empty_list_removes_the_tool() {
+    use swerve_tools::FileEditorCommand;
+    let mut ws = Workspace::with_config(ToolConfig {
+        file_editor_commands: vec![FileEditorCommand::View],
+        ..ToolConfig::default()
+    });
+    ws.write("a.py", "x = 1\n");
+    let result = ws.call(
+        "file_editor",
+        &[
+            ("command", "str_replace"),
+            ("path", "/testbed/a.py"),
+            ("old_str", "x = 1"),
+            ("new_str", "x = 2"),
+        ],
+    );
+    assert_eq!(
+        result.output,
+        "ERROR: The command 'str_replace' is not offered in this set-up. Allowed commands: view.\n"
+    );
+    assert!(result.is_error);
+    assert_eq!(ws.read("a.py"), "x = 1\n", "nothing was written");
+    assert_eq!(
+        swerve_tools::edit_failure(&result.output),
+        Some(swerve_tools::EditFailure::Other)
+    );
+    assert!(
+        !ws.edit(&[("command", "view"), ("path", "/testbed/a.py")])
+            .contains("ERROR")
+    );
+
+    let mut ws = Workspace::with_config(ToolConfig {
+        file_editor_commands: Vec::new(),
+        ..ToolConfig::default()
+    });
+    ws.write("a.py", "x = 1\n");
+    let result = ws.call(
+        "file_editor",
+        &[("command", "view"), ("path", "/testbed/a.py")],
+    );
+    assert!(result.is_error);
+    assert_eq!(
+        result.observation,
+        "Invalid Action: input action must be one of allowed actions \n Allowed actions: ['search', 'execute_bash', 'finish'] \n Input action: file_editor\n"
+    );
+}

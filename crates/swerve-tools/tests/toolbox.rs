@@ -185,3 +185,92 @@ fn config_deserializes_from_partial_json() {
     let r2e = ToolConfig::r2e_gym();
     assert!(r2e.python_only && r2e.expand_tabs);
 }
+
+/// Answers `count_lines` calls itself, recording one subagent run per call.
+struct LineCounter;
+
+impl swerve_tools::CallInterceptor for LineCounter {
+    fn intercept(
+        &mut self,
+        call: &ToolCall,
+        fs: &swerve_tools::WorkspaceFs,
+        config: &ToolConfig,
+    ) -> Option<swerve_tools::ToolResult> {
+        if call.name != "count_lines" {
+            return None;
+        }
+        let path = call.arguments["path"].as_str().unwrap_or_default();
+        let output = match fs
+            .resolve(path)
+            .and_then(|target| fs.read_text(&target, config.max_file_bytes))
+        {
+            Ok(text) => text.lines().count().to_string(),
+            Err(error) => format!("ERROR: {error}"),
+        };
+        Some(swerve_tools::ToolResult {
+            observation: render_observation("count_lines", &output, "0", 0),
+            is_error: output.starts_with("ERROR"),
+            output,
+            error_code: "0".into(),
+            done: false,
+            submission: None,
+        })
+    }
+
+    fn tool_specs(&self) -> Vec<serde_json::Value> {
+        vec![json!({"type": "function", "function": {"name": "count_lines"}})]
+    }
+
+    fn take_subagents(&mut self) -> Vec<swerve_core::trajectory::SubTrajectory> {
+        vec![swerve_core::trajectory::SubTrajectory {
+            agent: "counter".into(),
+            ..Default::default()
+        }]
+    }
+}
+
+#[test]
+fn interceptors_add_their_tools_and_hand_on_their_subagent_runs() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "1\n2\n3\n");
+    let mut toolbox = swerve_tools::Toolbox::new(
+        swerve_tools::WorkspaceFs::new(ws.root()),
+        std::sync::Arc::new(common::HostShell {
+            dir: ws.root().to_path_buf(),
+        }),
+        ToolConfig::default(),
+    )
+    .with_interceptor(Box::new(LineCounter));
+    let names: Vec<String> = toolbox
+        .tool_specs()
+        .iter()
+        .map(|spec| spec["function"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "file_editor",
+            "search",
+            "execute_bash",
+            "finish",
+            "count_lines"
+        ]
+    );
+    let counted = toolbox.call(&ToolCall::new("count_lines").arg("path", "/testbed/a.txt"));
+    assert_eq!(counted.output, "3");
+    assert_eq!(toolbox.take_subagents()[0].agent, "counter");
+    assert!(toolbox.take_subagents().is_empty(), "handed over once");
+    let native = toolbox.call(
+        &ToolCall::new("file_editor")
+            .arg("command", "view")
+            .arg("path", "/testbed/a.txt"),
+    );
+    assert!(!native.is_error);
+    assert!(toolbox.take_subagents().is_empty());
+    let unknown = toolbox.call(&ToolCall::new("nothing"));
+    assert!(
+        unknown
+            .output
+            .contains("['file_editor', 'search', 'execute_bash', 'finish', 'count_lines']")
+    );
+}

@@ -11,16 +11,22 @@
 //!   [`simulate_command`] asks the model and renders its answer exactly as `execute_bash`
 //!   renders a real run.
 //! - [`SwrContext::assemble`] adds the tests, and [`score`] takes the mean of M verdicts.
+//! - [`analysis`] asks a model once per task for the initial analysis both contexts show.
+//! - [`samples`] are the training data recorded from real runs, and [`fidelity`] measures
+//!   the world models against real execution.
 //!
 //! Configuration is one [`WorldConfig`] (the `[world]` table).
 
+pub mod analysis;
 pub mod context;
+pub mod fidelity;
 pub mod invocation;
 mod observation;
 pub mod patch_files;
 pub mod reader;
 mod reply;
 pub mod router;
+pub mod samples;
 pub mod shell;
 pub mod swr;
 pub mod swt;
@@ -44,6 +50,13 @@ pub struct WorldConfig {
     /// The transition model's server (`[world.transition_model]`, configured as `[model]`
     /// is).
     pub transition_model: swerve_llm::HttpModelConfig,
+    /// The reward model's server (`[world.reward_model]`), for SWR grading.
+    pub reward_model: swerve_llm::HttpModelConfig,
+    /// The server writing each task's initial analysis (`[world.analysis_model]`); no
+    /// analysis when unset.
+    pub analysis_model: swerve_llm::HttpModelConfig,
+    /// The initial analysis's call.
+    pub analysis: analysis::AnalysisConfig,
     /// The router.
     pub router: RouterConfig,
     /// Context assembly.
@@ -52,4 +65,6 @@ pub struct WorldConfig {
     pub swt: SwtConfig,
     /// The reward model.
     pub swr: SwrConfig,
+    /// Recording training data from runs with real execution.
+    pub record: samples::RecordConfig,
 }

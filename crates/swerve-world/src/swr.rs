@@ -17,6 +17,8 @@ pub struct SwrConfig {
     pub votes: usize,
     /// Sampling of each call (SWE-World: temperature 0.7).
     pub sampling: Sampling,
+    /// The mean reward at which a patch counts as resolved in reports.
+    pub threshold: f64,
 }
 
 impl Default for SwrConfig {
@@ -27,6 +29,7 @@ impl Default for SwrConfig {
                 temperature: Some(0.7),
                 ..Sampling::default()
             },
+            threshold: 0.5,
         }
     }
 }
@@ -98,6 +101,21 @@ pub struct SwrScore {
     pub mean: Option<f64>,
     /// The patch was empty, so no call was made.
     pub empty_patch: bool,
+}
+
+impl SwrScore {
+    /// Whether the score counts as resolved: a mean of at least `threshold`.
+    pub fn resolved(&self, threshold: f64) -> bool {
+        self.mean.is_some_and(|mean| mean >= threshold)
+    }
+
+    /// The calls whose reply could not be read (as opposed to calls that failed).
+    pub fn parse_failures(&self) -> usize {
+        self.failures
+            .iter()
+            .filter(|failure| failure.response.is_some())
+            .count()
+    }
 }
 
 /// Scores `context`'s patch with `m` calls of `model`. Never fails: each call that

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use swerve_agent::reasoning::WindowPolicy;
 
+use crate::config::EvaluatorKind;
 use crate::config::layers::{given, toml_string};
+use crate::world::select::SelectBy;
 
 /// swerve: run, grade and learn from software-engineering agents.
 #[derive(Debug, Parser)]
@@ -94,6 +96,15 @@ pub enum Command {
     /// editor model on them.
     #[command(subcommand)]
     EditBench(EditBenchCommand),
+    /// The rollout service: rollouts, gym-style environments and rewards over HTTP for
+    /// trainers (docs/serve.md).
+    Serve(ServeArgs),
+    /// Test-time scaling: pick one of K candidate rollouts per task (by the reward
+    /// model's score, the real tests or the oracle); TTS@k beside pass@k.
+    Select(SelectArgs),
+    /// SWE-World's world models measured against real execution.
+    #[command(subcommand)]
+    World(WorldCommand),
     /// Report sandbox capabilities, git, Python interpreters and cache locations.
     Doctor,
     /// Show the resolved configuration, or the built-in presets.
@@ -125,6 +136,47 @@ pub enum TasksCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Select tasks for training: gold patch size, determinism, difficulty from past
+    /// runs, duplicates; writes the kept tasks and a report of every decision.
+    Curate(CurateArgs),
+}
+
+/// `swerve tasks curate`.
+#[derive(Debug, Args)]
+pub struct CurateArgs {
+    /// The task file.
+    #[arg(long, value_name = "FILE")]
+    pub tasks: PathBuf,
+    /// The task file to write (the kept tasks, in the input's format).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Drop tasks whose gold patch changes more files.
+    #[arg(long, value_name = "N")]
+    pub max_files: Option<usize>,
+    /// Drop tasks whose gold patch adds plus removes more lines.
+    #[arg(long, value_name = "N")]
+    pub max_lines: Option<usize>,
+    /// Output of `swerve eval --gold --repeat N --out DIR`: drop tasks whose gold patch
+    /// does not resolve them or whose tests' results varied.
+    #[arg(long, value_name = "DIR")]
+    pub determinism: Option<PathBuf>,
+    /// `swerve run --eval` output directories: drop tasks always solved (see
+    /// --max-success-rate) and never solved.
+    #[arg(long = "runs", value_name = "DIR", num_args = 1..)]
+    pub runs: Vec<PathBuf>,
+    /// With --runs: drop tasks solved at this rate or more.
+    #[arg(long, value_name = "RATE", default_value_t = 1.0)]
+    pub max_success_rate: f64,
+    /// With --runs: keep tasks no rollout solved.
+    #[arg(long)]
+    pub keep_unsolved: bool,
+    /// Drop tasks with the same problem statement or gold patch as an earlier one.
+    #[arg(long)]
+    pub dedupe: bool,
+    /// The decisions (JSON lines, every task with its reasons) [default: OUT with
+    /// .decisions.jsonl].
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
 }
 
 /// Which task to open.
@@ -217,6 +269,10 @@ pub struct EvalArgs {
     /// Do not reuse cached results.
     #[arg(long)]
     pub no_cache: bool,
+    /// `tests` runs the tests by SWE-bench's rules; `swr` asks SWE-World's reward model
+    /// ([world.reward_model]) instead, running nothing (docs/world.md).
+    #[arg(long, value_enum, default_value_t = EvaluatorKind::Tests, conflicts_with = "regrade")]
+    pub evaluator: EvaluatorKind,
     /// Only these instance ids.
     pub ids: Vec<String>,
 }
@@ -265,10 +321,16 @@ pub struct RunArgs {
     /// Model calls per rollout at most [agent.max_steps].
     #[arg(long, value_name = "N")]
     pub max_steps: Option<u32>,
-    /// Grade each rollout's patch by SWE-bench's rules as it ends; the report and reward go
-    /// into its trajectory [run.eval].
-    #[arg(long)]
-    pub eval: bool,
+    /// Grade each rollout's patch as it ends; the report and reward go into its trajectory
+    /// [run.eval]. `tests` (the default) runs the tests by SWE-bench's rules, `swr` asks
+    /// SWE-World's reward model [run.evaluator].
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "tests", value_name = "tests|swr")]
+    pub eval: Option<EvaluatorKind>,
+    /// Record world-model training data in DIR: each command the router would simulate
+    /// with what it really printed, each graded patch with its real grade
+    /// [world.record.dir].
+    #[arg(long, value_name = "DIR")]
+    pub record_world_data: Option<PathBuf>,
     /// Where commands run: `sandbox`, or `world` (SWE-World: commands that run project code
     /// are answered by the transition model configured under [world.transition_model])
     /// [run.env].
@@ -300,8 +362,54 @@ impl RunArgs {
             ("run.samples", self.samples.map(|v| v.to_string())),
             ("run.concurrency", self.concurrency.map(|v| v.to_string())),
             ("agent.max_steps", self.max_steps.map(|v| v.to_string())),
-            ("run.eval", self.eval.then(|| "true".to_owned())),
+            ("run.eval", self.eval.map(|_| "true".to_owned())),
+            (
+                "run.evaluator",
+                self.eval.map(|kind| {
+                    quoted(match kind {
+                        EvaluatorKind::Tests => "tests",
+                        EvaluatorKind::Swr => "swr",
+                    })
+                }),
+            ),
+            (
+                "world.record.dir",
+                self.record_world_data.as_ref().map(path),
+            ),
             ("run.env", self.env.as_deref().map(quoted)),
+        ])
+    }
+}
+
+/// `swerve serve`: each option sets a `[serve]` key (docs/serve.md).
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on, `host:port` (serve.listen; port 0 picks a free one).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// Task file that requests' `task_id` is looked up in (serve.tasks).
+    #[arg(long, value_name = "FILE")]
+    pub tasks: Option<PathBuf>,
+    /// Directory for trajectories and logs (serve.out).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Rollouts and gradings at once (serve.max_rollouts).
+    #[arg(long, value_name = "N")]
+    pub max_rollouts: Option<usize>,
+}
+
+impl ServeArgs {
+    /// The options given, as dotted configuration assignments.
+    pub fn assignments(&self) -> Vec<(String, String)> {
+        let path = |path: &PathBuf| toml_string(&path.to_string_lossy());
+        given([
+            ("serve.listen", self.listen.as_deref().map(toml_string)),
+            ("serve.tasks", self.tasks.as_ref().map(path)),
+            ("serve.out", self.out.as_ref().map(path)),
+            (
+                "serve.max_rollouts",
+                self.max_rollouts.map(|v| v.to_string()),
+            ),
         ])
     }
 }
@@ -433,6 +541,98 @@ pub enum DataCommand {
     /// Hindsight backfill: a teacher model writes SWE-AGILE reasoning and a digest for
     /// every step of existing trajectories, given the action each step took.
     Backfill(BackfillArgs),
+    /// SWE-World's world-model SFT data from samples recorded with `swerve run
+    /// --record-world-data`, optionally with the reward labels balanced 1:1.
+    World(DataWorldArgs),
+    /// Rewards ([reward]) and group-relative advantages of a run's rollouts, grouped by
+    /// task: GRPO, Dr.GRPO or RLOO, DAPO's dynamic sampling, pass@k and group statistics.
+    Advantages(AdvantagesArgs),
+    /// Trainer data: SkyRL step-wise records, verl agent-loop records, TRL
+    /// prompt/completion rows or weighted messages; --min-reward for rejection fine-tuning.
+    Export(ExportArgs),
+}
+
+/// Which trajectories: a run directory's, or files.
+#[derive(Debug, Args)]
+pub struct TrajectorySource {
+    /// A `swerve run` output directory: its trajectories/*.jsonl.
+    #[arg(long, value_name = "DIR")]
+    pub run: Option<PathBuf>,
+    /// Trajectory files (any format `swerve traj convert` reads).
+    pub files: Vec<PathBuf>,
+}
+
+/// `swerve data advantages`.
+#[derive(Debug, Args)]
+pub struct AdvantagesArgs {
+    #[command(flatten)]
+    pub source: TrajectorySource,
+    /// How rewards become advantages within a group.
+    #[arg(long, value_enum, default_value_t = EstimatorArg::Grpo)]
+    pub estimator: EstimatorArg,
+    /// DAPO's dynamic sampling: drop groups whose rewards are all equal.
+    #[arg(long)]
+    pub dynamic_sampling: bool,
+    /// One row per step (the trajectory's advantage broadcast) instead of per trajectory.
+    #[arg(long)]
+    pub steps: bool,
+    /// The JSON-lines file to write [default: DIR/advantages.jsonl with --run].
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// Print the summary (groups, pass@k) as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Advantage estimators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EstimatorArg {
+    /// (r - mean) / (std + 1e-6).
+    Grpo,
+    /// r - mean (Dr. GRPO).
+    DrGrpo,
+    /// r - mean of the other rollouts (leave-one-out, GRPO++).
+    Rloo,
+}
+
+/// `swerve data export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub source: TrajectorySource,
+    /// The trainer format.
+    #[arg(long, value_enum)]
+    pub format: ExportFormatArg,
+    /// The JSON-lines file to write.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Keep only trajectories whose reward ([reward]) is at least this (rejection
+    /// fine-tuning: 1 keeps resolved ones).
+    #[arg(long, value_name = "R")]
+    pub min_reward: Option<f64>,
+    /// Re-tokenize steps whose token ids were not captured, with --tokenizer's chat
+    /// template (a warning: the ids may differ from what the model saw).
+    #[arg(long, requires = "tokenizer")]
+    pub retokenize: bool,
+    /// Model directory (tokenizer.json, chat template) for --retokenize.
+    #[arg(long, value_name = "DIR")]
+    pub tokenizer: Option<PathBuf>,
+    /// A chat template file to use instead of the model's own.
+    #[arg(long, value_name = "FILE", requires = "tokenizer")]
+    pub chat_template: Option<PathBuf>,
+}
+
+/// Trainer formats of `swerve data export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormatArg {
+    /// SkyRL step-wise generator output, one record per step (token ids).
+    Skyrl,
+    /// verl agent-loop output, one record per trajectory (token ids).
+    Verl,
+    /// TRL prompt/completion, one row per trained step.
+    Trl,
+    /// Whole conversations with per-message loss weights, one row per trajectory.
+    Messages,
 }
 
 /// `swerve data backfill`. Options left out come from the `[backfill]` configuration.
@@ -513,6 +713,10 @@ pub struct SnapshotArgs {
     /// A chat template file to use instead of the model's own.
     #[arg(long, value_name = "FILE", requires = "tokenizer")]
     pub chat_template: Option<PathBuf>,
+    /// Rejection fine-tuning: keep only trajectories whose reward ([reward]) is at least
+    /// this, and no sample of a step whose reply had a format error.
+    #[arg(long, value_name = "R")]
+    pub min_reward: Option<f64>,
 }
 
 /// The rows of `swerve data snapshots`.
@@ -630,4 +834,73 @@ impl EditBenchCommand {
             ]),
         }
     }
+}
+
+/// `swerve select`.
+#[derive(Debug, Args)]
+pub struct SelectArgs {
+    /// Run directories holding the candidates (`swerve run --out`): K runs, or one run with
+    /// `--samples K`.
+    #[arg(long, value_name = "DIR", num_args = 1.., required = true)]
+    pub runs: Vec<PathBuf>,
+    /// How a candidate is picked: the highest mean SWR score, the most real tests passing,
+    /// or the oracle (resolved if any is).
+    #[arg(long, value_enum, default_value_t = SelectBy::Swr)]
+    pub by: SelectBy,
+    /// Seed of the draw that breaks ties.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Output directory: selection.json and preds.jsonl (the picked patches).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// The task file, to score candidates that have no SWR score yet with the reward model
+    /// ([world.reward_model]).
+    #[arg(long, value_name = "FILE")]
+    pub tasks: Option<PathBuf>,
+    /// Candidates scored at once with --tasks.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub concurrency: usize,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorldCommand {
+    /// SWT's exit-code agreement and output similarity, SWR's accuracy, precision, recall
+    /// and F1, from samples recorded with `swerve run --record-world-data` and
+    /// `world.record.simulate = true`.
+    Fidelity {
+        /// Recording directories or sample files.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// `swerve data world`.
+#[derive(Debug, Args)]
+pub struct DataWorldArgs {
+    /// Recording directories (`--record-world-data DIR`) or sample files.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The JSON-lines file to write: {"messages": [system, user, assistant], ...} per sample.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Which samples: SWT (commands), SWR (grades) or both.
+    #[arg(long, value_enum, default_value_t = WorldKindArg::Both)]
+    pub kind: WorldKindArg,
+    /// Subsample SWR samples to as many reward-1 as reward-0 (SWE-World's 1:1 balance).
+    #[arg(long)]
+    pub balance: bool,
+    /// Seed of the subsampling.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+}
+
+/// Which world-model samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WorldKindArg {
+    Swt,
+    Swr,
+    Both,
 }

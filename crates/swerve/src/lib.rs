@@ -11,6 +11,9 @@ pub mod config;
 pub mod embedded;
 pub mod logging;
 pub mod open;
+pub mod rows;
+pub mod training;
+pub mod world;
 
 use std::process::ExitCode;
 

@@ -170,6 +170,23 @@ fn snapshots_train_each_turn_on_exactly_the_context_the_model_was_sent() {
     assert!(text.starts_with("2 trajectories, 16 samples, "), "{text}");
     let rows = json_lines(&std::fs::read_to_string(&out).unwrap());
     assert_eq!(rows.len(), 16);
+    #[cfg(feature = "parquet")]
+    {
+        // The same samples as Parquet: the same rows, ids and masks as lists of integers.
+        let parquet = run.dir.join("snapshots.parquet");
+        let mut args = vec![
+            "data",
+            "snapshots",
+            run.file(0),
+            run.file(1),
+            "--window",
+            "1",
+        ];
+        args.extend(["--format", "tokens", "--tokenizer", &qwen]);
+        args.extend(["--out", parquet.to_str().unwrap()]);
+        stdout(&run.swerve(&args));
+        assert_eq!(parquet_rows(&parquet), rows);
+    }
     let model = tokenizers::model("qwen3");
     let tokenizer = model.tokenizer();
     for sample in 0..2 {
@@ -251,6 +268,23 @@ fn snapshots_train_each_turn_on_exactly_the_context_the_model_was_sent() {
         assert!(row["num_tokens"].as_u64().unwrap() > 0);
         assert!(row.get("tools").is_none(), "XML calls carry no schemas");
     }
+}
+
+/// The rows of a Parquet file as JSON values, read with the Parquet crate's Arrow reader.
+#[cfg(feature = "parquet")]
+fn parquet_rows(path: &Path) -> Vec<Value> {
+    let file = std::fs::File::open(path).unwrap();
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .unwrap()
+        .build()
+        .unwrap();
+    let mut out = Vec::new();
+    let mut writer = arrow_json::LineDelimitedWriter::new(&mut out);
+    for batch in reader {
+        writer.write(&batch.unwrap()).unwrap();
+    }
+    writer.finish().unwrap();
+    json_lines(&String::from_utf8(out).unwrap())
 }
 
 #[test]

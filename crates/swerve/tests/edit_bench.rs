@@ -243,7 +243,10 @@ fn errors_name_what_to_give() {
         "{stderr}"
     );
     let stderr = run(&["--editor", "m"]);
-    assert!(stderr.contains("--editor m needs a server"), "{stderr}");
+    assert!(
+        stderr.contains("edit.editor.name is m but edit.editor.base_url is not set"),
+        "{stderr}"
+    );
     let stderr = run(&["--editor", "m", "--base-url", "http://127.0.0.1:9/v1"]);
     assert!(
         stderr.contains("data.jsonl line 1: field \"target\": expected a string, found a number"),

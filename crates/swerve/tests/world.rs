@@ -1,57 +1,112 @@
-//! `swerve run --env world` end to end: the demonstration's edits and reads run in the real
-//! sandbox, its Python runs are answered by a transition model on loopback, and unusable
-//! predictions show as failure observations without ending the rollout.
+//! SWE-World end to end, with its models scripted on loopback: `swerve run --env world`
+//! (the demonstration's edits and reads run in the real sandbox, its Python runs are
+//! answered by the transition model, unusable predictions show as failure observations),
+//! SWR grading with no test run (`--eval swr`, `swerve eval --evaluator swr`), initial
+//! analyses cached per task, and training data recorded from real runs with its fidelity
+//! report and SFT export.
 
 mod common;
 
+use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{Behaviour, examples, swerve, trajectory_lines};
+use common::{Behaviour, Received, examples, start_cycling, swerve, trajectory_lines};
 
-/// Runs the calc task in the world environment against a transition model answering
-/// `prediction`; returns the trajectory's lines and the transition model's requests.
-fn run_world(prediction: &'static str) -> (Vec<serde_json::Value>, Vec<common::Received>) {
-    let cache = tempfile::tempdir().unwrap();
-    let agent = common::start(Behaviour::Good, Duration::ZERO);
-    let (transition_url, received) = common::start_answering(move |_| prediction.to_owned());
-    let out = cache.path().join("run");
-    let name = "world.transition_model.name=swt-model".to_owned();
-    let base_url = format!("world.transition_model.base_url={transition_url}");
-    let output = swerve(
-        cache.path(),
-        &[
-            "run",
-            "--tasks",
-            examples().to_str().unwrap(),
-            "--model",
-            "demo-model",
-            "--base-url",
-            &agent.url,
-            "--env",
-            "world",
-            "--set",
-            &name,
-            "--set",
-            &base_url,
-            "--out",
-            out.to_str().unwrap(),
-            "swerve-examples__calc-1",
-        ],
-    );
+const CALC: &str = "swerve-examples__calc-1";
+
+/// A scripted world model on loopback: the `--set` options pointing `section` at it, and
+/// the requests it received.
+struct Scripted {
+    sets: Vec<String>,
+    received: Arc<Mutex<Vec<Received>>>,
+}
+
+impl Scripted {
+    fn new(section: &str, replies: &[&str]) -> Self {
+        let (url, received) = start_cycling(replies.iter().map(|r| r.to_string()).collect());
+        Self {
+            sets: vec![
+                "--set".into(),
+                format!("world.{section}.name={section}-model"),
+                "--set".into(),
+                format!("world.{section}.base_url={url}"),
+            ],
+            received,
+        }
+    }
+
+    fn requests(&self) -> Vec<Received> {
+        self.received.lock().unwrap().clone()
+    }
+
+    /// The user messages of the requests.
+    fn prompts(&self) -> Vec<String> {
+        self.requests()
+            .iter()
+            .map(|request| {
+                request.body["messages"][1]["content"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect()
+    }
+}
+
+/// Runs swerve with `args` and then `models`' settings; panics unless it succeeds.
+fn run_ok(cache: &Path, args: &[&str], models: &[&Scripted]) -> String {
+    let output = run(cache, args, models);
     assert!(
         output.status.success(),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let lines = trajectory_lines(&out.join("trajectories/swerve-examples__calc-1__0.jsonl"));
-    let requests = received.lock().unwrap().clone();
-    (lines, requests)
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn run(cache: &Path, args: &[&str], models: &[&Scripted]) -> std::process::Output {
+    let mut all: Vec<&str> = args.to_vec();
+    for model in models {
+        all.extend(model.sets.iter().map(String::as_str));
+    }
+    swerve(cache, &all)
+}
+
+/// Runs the calc task in the world environment with the demonstration as the agent;
+/// returns the trajectory's lines.
+fn run_world(cache: &Path, extra: &[&str], models: &[&Scripted]) -> Vec<serde_json::Value> {
+    let agent = common::start(Behaviour::Good, Duration::ZERO);
+    let out = cache.join("run");
+    let tasks = examples();
+    let mut args = vec![
+        "run",
+        "--tasks",
+        tasks.to_str().unwrap(),
+        "--model",
+        "demo-model",
+        "--base-url",
+        &agent.url,
+        "--env",
+        "world",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    args.push(CALC);
+    run_ok(cache, &args, models);
+    trajectory_lines(&out.join(format!("trajectories/{CALC}__0.jsonl")))
 }
 
 #[test]
 fn python_runs_are_predicted_and_everything_else_runs_for_real() {
-    let (lines, requests) =
-        run_world(r#"{"stdout": "predicted output", "stderr": "", "exit_code": 0}"#);
+    let cache = tempfile::tempdir().unwrap();
+    let swt = Scripted::new(
+        "transition_model",
+        &[r#"{"stdout": "predicted output", "stderr": "", "exit_code": 0}"#],
+    );
+    let lines = run_world(cache.path(), &[], &[&swt]);
+    let requests = swt.requests();
     let outcome = lines.last().unwrap();
     assert_eq!(outcome["exit_reason"], "submitted", "{outcome}");
     // The demonstration's edits ran for real: its patch is the demonstration's.
@@ -65,11 +120,9 @@ fn python_runs_are_predicted_and_everything_else_runs_for_real() {
     assert_eq!(world["routed"]["simulated"], 3, "{world}");
     assert_eq!(world["failures"], 0);
     assert_eq!(requests.len(), 3);
-    let steps: Vec<&serde_json::Value> =
-        lines.iter().filter(|line| line["type"] == "step").collect();
-    let bash_steps: Vec<&&serde_json::Value> = steps
+    let bash_steps: Vec<&serde_json::Value> = lines
         .iter()
-        .filter(|step| step["tool_call"]["name"] == "execute_bash")
+        .filter(|line| line["type"] == "step" && line["tool_call"]["name"] == "execute_bash")
         .collect();
     for step in &bash_steps {
         assert!(
@@ -84,15 +137,19 @@ fn python_runs_are_predicted_and_everything_else_runs_for_real() {
     let last = requests.last().unwrap().body["messages"].to_string();
     assert!(last.contains("python3 -m unittest -v"), "{last}");
     assert!(last.contains("diff --git a/calc/parser.py"), "{last}");
+    // No analysis model: the context says so.
+    assert!(last.contains("(not available)"), "{last}");
 }
 
 #[test]
 fn unusable_predictions_become_failure_observations() {
-    let (lines, requests) = run_world("I cannot predict that.");
+    let cache = tempfile::tempdir().unwrap();
+    let swt = Scripted::new("transition_model", &["I cannot predict that."]);
+    let lines = run_world(cache.path(), &[], &[&swt]);
     let outcome = lines.last().unwrap();
     assert_eq!(outcome["exit_reason"], "submitted", "{outcome}");
     assert_eq!(outcome["extra"]["world"]["failures"], 3);
-    assert_eq!(requests.len(), 3);
+    assert_eq!(swt.requests().len(), 3);
     let failed = lines
         .iter()
         .filter(|line| {
@@ -102,4 +159,315 @@ fn unusable_predictions_become_failure_observations() {
         })
         .count();
     assert_eq!(failed, 3);
+}
+
+const ANALYSIS: &str =
+    "- The parser folds subtraction to the right.\n- The fix loops left to right.";
+
+#[test]
+fn a_run_without_execution_is_graded_by_the_reward_model_with_the_analysis() {
+    let cache = tempfile::tempdir().unwrap();
+    let swt = Scripted::new(
+        "transition_model",
+        &[r#"{"stdout": "OK", "stderr": "", "exit_code": 0}"#],
+    );
+    // Three votes: one verdict of each kind and an unreadable reply, in whatever order
+    // the concurrent calls arrive.
+    let swr = Scripted::new(
+        "reward_model",
+        &[
+            "<think>Every listed test passes.</think>\n{\"test_report\": \"all pass\", \"reward\": 1}",
+            "The tests look fine to me.",
+            "```json\n{\"test_report\": \"test_power fails\", \"reward\": 0}\n```",
+        ],
+    );
+    let analysis = Scripted::new("analysis_model", &[&format!("<think>x</think>{ANALYSIS}")]);
+    let lines = run_world(cache.path(), &["--eval", "swr"], &[&swt, &swr, &analysis]);
+    let outcome = lines.last().unwrap();
+    let report = &outcome["eval_report"];
+    assert_eq!(report["evaluator"], "swr", "{report}");
+    assert_eq!(outcome["reward"], 0.5, "{outcome}");
+    assert_eq!(
+        report["resolved"], true,
+        "the mean reaches the 0.5 threshold"
+    );
+    assert_eq!(report["patch_successfully_applied"], true);
+    let votes = &report["swr"];
+    assert_eq!(votes["calls"], 3, "{votes}");
+    assert_eq!(votes["votes"].as_array().unwrap().len(), 2);
+    assert_eq!(votes["parse_failures"], 1);
+    assert_eq!(votes["call_failures"], 0);
+    assert_eq!(votes["model"], "reward_model-model");
+    // No test ran: real grading's log is absent, the votes are saved instead.
+    let logs = cache.path().join(format!("run/eval-logs/{CALC}__0/{CALC}"));
+    assert!(logs.join("swr.json").exists());
+    assert!(!logs.join("test_output.txt").exists());
+
+    // The analysis was written once and shown to both models.
+    assert_eq!(analysis.requests().len(), 1);
+    let asked = &analysis.prompts()[0];
+    assert!(asked.contains("FAIL_TO_PASS") && asked.contains("diff --git a/calc/parser.py"));
+    for prompt in swt.prompts().iter().chain(&swr.prompts()) {
+        assert!(prompt.contains(ANALYSIS), "{prompt}");
+    }
+    // The reward model saw the test command, the test lists and the patched test file.
+    let graded = &swr.prompts()[0];
+    assert!(graded.contains("python3 -m unittest -v"), "{graded}");
+    assert!(graded.contains("- test_division_is_left_associative (tests.test_parser"));
+    assert!(
+        graded.contains("def test_division_is_left_associative"),
+        "{graded}"
+    );
+    assert!(
+        graded.contains("## /testbed/tests/test_parser.py"),
+        "{graded}"
+    );
+}
+
+/// `swerve eval --evaluator swr` on two bundled tasks (one Python, one Rust) with every
+/// reply `reply`: the exit status, and the results.json entries.
+fn eval_swr(cache: &Path, reply: &str, analysis: &Scripted) -> (bool, serde_json::Value) {
+    let swr = Scripted::new("reward_model", &[reply]);
+    let out = cache.join("eval");
+    let output = run(
+        cache,
+        &[
+            "eval",
+            "--tasks",
+            examples().to_str().unwrap(),
+            "--gold",
+            "--evaluator",
+            "swr",
+            "--out",
+            out.to_str().unwrap(),
+            "--set",
+            "world.swr.votes=2",
+            CALC,
+            "swerve-examples__wrapline-1",
+        ],
+        &[&swr, analysis],
+    );
+    assert_eq!(swr.requests().len(), 4, "two votes per task");
+    let results = std::fs::read_to_string(out.join("results.json")).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["submitted_instances"], 2);
+    for id in [CALC, "swerve-examples__wrapline-1"] {
+        assert!(!out.join(format!("logs/{id}/test_output.txt")).exists());
+        assert!(out.join(format!("logs/{id}/swr.json")).exists());
+    }
+    (
+        output.status.success(),
+        serde_json::from_str(&results).unwrap(),
+    )
+}
+
+#[test]
+fn eval_by_the_reward_model_runs_no_test_and_counts_unreadable_votes() {
+    let cache = tempfile::tempdir().unwrap();
+    let analysis = Scripted::new("analysis_model", &[ANALYSIS]);
+    let (passed, results) = eval_swr(
+        cache.path(),
+        r#"{"test_report": "ok", "reward": 1}"#,
+        &analysis,
+    );
+    assert!(
+        passed,
+        "every gold patch is predicted to resolve: {results}"
+    );
+    for report in results.as_object().unwrap().values() {
+        assert_eq!(report["evaluator"], "swr");
+        assert_eq!(report["resolved"], true);
+        assert_eq!(report["swr"]["score"], 1.0);
+        assert!(report["spec"]["test_command"].is_string(), "{report}");
+    }
+    // Malformed replies: no usable vote, so no score and nothing resolved (gold fails).
+    let (passed, results) = eval_swr(cache.path(), r#"{"reward": 2}"#, &analysis);
+    assert!(!passed);
+    for report in results.as_object().unwrap().values() {
+        assert_eq!(report["resolved"], false, "{report}");
+        assert_eq!(report["swr"]["score"], serde_json::Value::Null);
+        assert_eq!(report["swr"]["parse_failures"], 2);
+        let error = report["swr"]["errors"][0].as_str().unwrap();
+        assert!(error.contains("`reward` must be 0 or 1, got 2"), "{error}");
+    }
+    // The analyses were generated once per task, then read from the cache.
+    assert_eq!(analysis.requests().len(), 2);
+}
+
+#[test]
+fn real_runs_record_world_model_samples_that_match_what_ran() {
+    let cache = tempfile::tempdir().unwrap();
+    let swt = Scripted::new(
+        "transition_model",
+        &[r#"{"stdout": "", "stderr": "OK", "exit_code": 0}"#],
+    );
+    let swr = Scripted::new("reward_model", &[r#"{"test_report": "ok", "reward": 1}"#]);
+    let out = cache.path().join("run");
+    let record = cache.path().join("record");
+    run_ok(
+        cache.path(),
+        &[
+            "run",
+            "--tasks",
+            examples().to_str().unwrap(),
+            "--eval",
+            "--record-world-data",
+            record.to_str().unwrap(),
+            "--set",
+            "world.record.simulate=true",
+            "--out",
+            out.to_str().unwrap(),
+            CALC,
+        ],
+        &[&swt, &swr],
+    );
+    let lines = trajectory_lines(&out.join(format!("trajectories/{CALC}__0.jsonl")));
+    let outcome = lines.last().unwrap();
+    assert_eq!(
+        outcome["reward"], 1.0,
+        "the replayed demonstration resolves"
+    );
+
+    // SWT: the three Python runs, each with what really ran, as the trajectory saw it.
+    let samples = trajectory_lines(&record.join(format!("swt/{CALC}__0.jsonl")));
+    assert_eq!(samples.len(), 3);
+    let bash_steps: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|line| line["type"] == "step" && line["tool_call"]["name"] == "execute_bash")
+        .collect();
+    for (sample, step) in samples.iter().zip(&bash_steps) {
+        assert_eq!(sample["kind"], "swt");
+        let command = step["tool_call"]["arguments"]["cmd"].as_str().unwrap();
+        assert_eq!(sample["context"]["command"], command);
+        let real = &sample["real"];
+        let observation = step["observation"].as_str().unwrap();
+        let code = real["exit_code"].as_i64().unwrap();
+        let shown = if code == 0 {
+            "Exit code: 0".to_owned()
+        } else {
+            format!("Exit code: Error: Exit code {code}")
+        };
+        assert!(observation.starts_with(&shown), "{observation}");
+        for stream in ["stdout", "stderr"] {
+            assert!(
+                observation.contains(real[stream].as_str().unwrap().trim()),
+                "{stream} of {sample} not in {observation}"
+            );
+        }
+        // The target is the real result, the simulated one is kept beside it.
+        let messages = sample["messages"].as_array().unwrap();
+        assert_eq!(messages.len(), 3);
+        assert_eq!(messages[2]["role"], "assistant");
+        let target: serde_json::Value =
+            serde_json::from_str(messages[2]["content"].as_str().unwrap()).unwrap();
+        assert_eq!(target["exit_code"], real["exit_code"]);
+        assert_eq!(sample["simulated"]["stderr"], "OK");
+    }
+    // The unit tests' real output is in the last sample.
+    assert!(
+        samples[2]["real"]["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("Ran ")
+    );
+
+    // SWR: the final patch with its real grade and the reward model's votes.
+    let graded = trajectory_lines(&record.join(format!("swr/{CALC}__0.jsonl")));
+    assert_eq!(graded.len(), 1);
+    assert_eq!(graded[0]["real"]["reward"], 1);
+    let report = graded[0]["real"]["test_report"].as_str().unwrap();
+    assert!(report.contains("Ran ") && report.contains("OK"), "{report}");
+    assert!(!report.contains(">>>>> Start Test Output"), "{report}");
+    assert_eq!(
+        graded[0]["simulated"]["votes"],
+        serde_json::json!([1, 1, 1])
+    );
+
+    // Fidelity against the real results.
+    let fidelity = run_ok(
+        cache.path(),
+        &["world", "fidelity", record.to_str().unwrap(), "--json"],
+        &[],
+    );
+    let fidelity: serde_json::Value = serde_json::from_str(&fidelity).unwrap();
+    let zero_exits = samples
+        .iter()
+        .filter(|sample| sample["real"]["exit_code"] == 0)
+        .count();
+    assert_eq!(fidelity["swt"]["commands"], 3);
+    assert_eq!(
+        fidelity["swt"]["exit_code_agreement"],
+        zero_exits as f64 / 3.0
+    );
+    assert_eq!(fidelity["swr"]["patches"], 1);
+    assert_eq!(fidelity["swr"]["true_positives"], 1);
+    assert_eq!(fidelity["swr"]["accuracy"], 1.0);
+
+    // The SFT export, all of it and balanced (one reward-1 sample and no reward-0 one:
+    // balancing keeps no SWR sample).
+    for (balance, expected) in [(false, 4), (true, 3)] {
+        let file = cache.path().join(format!("sft-{balance}.jsonl"));
+        let mut args = vec![
+            "data",
+            "world",
+            record.to_str().unwrap(),
+            "--out",
+            file.to_str().unwrap(),
+        ];
+        if balance {
+            args.push("--balance");
+        }
+        run_ok(cache.path(), &args, &[]);
+        let rows = trajectory_lines(&file);
+        assert_eq!(rows.len(), expected);
+        for row in rows {
+            let roles: Vec<&str> = row["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["role"].as_str().unwrap())
+                .collect();
+            assert_eq!(roles, ["system", "user", "assistant"]);
+        }
+    }
+}
+
+#[test]
+fn recording_refuses_the_world_environment_and_bad_samples_are_located() {
+    let cache = tempfile::tempdir().unwrap();
+    let swt = Scripted::new("transition_model", &["{}"]);
+    let output = run(
+        cache.path(),
+        &[
+            "run",
+            "--tasks",
+            examples().to_str().unwrap(),
+            "--env",
+            "world",
+            "--record-world-data",
+            cache.path().join("rec").to_str().unwrap(),
+            "--out",
+            cache.path().join("run").to_str().unwrap(),
+            CALC,
+        ],
+        &[&swt],
+    );
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("run.env = \"sandbox\""), "{stderr}");
+
+    let bad = cache.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"kind\": \"swt\"}\n").unwrap();
+    let output = run(
+        cache.path(),
+        &["world", "fidelity", bad.to_str().unwrap()],
+        &[],
+    );
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("bad.jsonl:1: not a world-model sample"),
+        "{stderr}"
+    );
 }

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use swerve_core::ToolCall;
 
 use crate::args;
-use crate::config::ToolConfig;
+use crate::config::{FileEditorCommand, ToolConfig};
 use crate::fs::{EntryKind, FsError, Resolved, WorkspaceFs};
 use crate::pytext::{clip, expand_tabs};
 
@@ -69,6 +69,19 @@ impl Editor {
                     .to_owned(),
             )
         })?;
+        if let Some(known) = FileEditorCommand::from_name(&command)
+            && !config.file_editor_commands.contains(&known)
+        {
+            let offered: Vec<&str> = config
+                .file_editor_commands
+                .iter()
+                .map(|command| command.name())
+                .collect();
+            return Err(Failure::Raised(format!(
+                "The command '{command}' is not offered in this set-up. Allowed commands: {}.",
+                offered.join(", ")
+            )));
+        }
         let path = args::text(call, "path").ok_or_else(|| {
             Failure::Raised(format!(
                 "Missing required parameter 'path' for '{command}'."
@@ -149,6 +162,46 @@ fn print(result: Result<String, Failure>) -> EditorOutput {
             is_error: true,
         },
     }
+}
+
+/// Why a `file_editor` edit (`create`, `str_replace`, `insert`) failed, for edit metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EditFailure {
+    /// The call itself was malformed: a required argument missing, a bad `insert_line`.
+    Format,
+    /// `old_str` occurred nowhere or more than once.
+    Match,
+    /// Anything else: a missing path, an existing file for `create`, a refused command,
+    /// an unreadable file.
+    Other,
+}
+
+/// Error texts of malformed edit calls, after `ERROR: `.
+const FORMAT_ERRORS: [&str; 5] = [
+    "Missing required parameter ",
+    "Invalid insert_line ",
+    "Cannot create file without 'file_text' parameter.",
+    "Unrecognized command ",
+    "Invalid view_range ",
+];
+
+/// Error texts of `str_replace`'s matching, after `ERROR: `.
+const MATCH_ERRORS: [&str; 2] = ["No occurrences of '", "Multiple occurrences of '"];
+
+/// How a `file_editor` call that printed `output` failed, or `None` when it succeeded.
+/// Reads the texts this module prints (see [`EditFailure`]).
+pub fn edit_failure(output: &str) -> Option<EditFailure> {
+    let error = output
+        .strip_prefix("ERROR: ")
+        .or_else(|| output.strip_prefix("\nERROR: "))?;
+    let starts = |texts: &[&str]| texts.iter().any(|text| error.starts_with(text));
+    Some(if starts(&MATCH_ERRORS) {
+        EditFailure::Match
+    } else if starts(&FORMAT_ERRORS) {
+        EditFailure::Format
+    } else {
+        EditFailure::Other
+    })
 }
 
 /// Lists a resolved directory exactly as `file_editor view` does (the directory and two

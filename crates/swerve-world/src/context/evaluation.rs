@@ -24,7 +24,7 @@ pub struct TestList {
 
 impl TestList {
     /// The first of `tests` that fit in `budget` tokens (one `- name` line each).
-    fn fit(tests: &[String], budget: usize, counter: &dyn TokenCounter) -> TestList {
+    pub(super) fn fit(tests: &[String], budget: usize, counter: &dyn TokenCounter) -> TestList {
         let mut used = 0;
         let mut shown = Vec::new();
         for test in tests {
@@ -40,7 +40,7 @@ impl TestList {
         }
     }
 
-    fn render(&self) -> String {
+    pub(super) fn render(&self) -> String {
         if self.tests.is_empty() && self.omitted == 0 {
             return "(none)".to_owned();
         }

@@ -4,6 +4,7 @@
 //! [`TransitionContext`] for SWT (one command) and [`SwrContext`] for SWR (the final
 //! patch and its tests). Both render to chat messages with this project's prompts.
 
+mod analysis;
 mod evaluation;
 mod files;
 mod prompt;
@@ -16,9 +17,10 @@ use crate::patch_files::patch_paths;
 use crate::reader::SourceReader;
 use crate::tokens::{TokenCounter, fit};
 
+pub use analysis::analysis_messages;
 pub use evaluation::{SwrContext, TestList};
 pub use files::FileText;
-pub use prompt::{SWR_SYSTEM_PROMPT, SWT_SYSTEM_PROMPT};
+pub use prompt::{ANALYSIS_SYSTEM_PROMPT, SWR_SYSTEM_PROMPT, SWT_SYSTEM_PROMPT};
 pub use transition::TransitionContext;
 
 /// Token budgets per section (SWE-World's caps where it has them).
@@ -152,12 +154,7 @@ impl IssueContext {
             }
             text.into_owned()
         };
-        let gold = task
-            .extra
-            .get("golden_patch")
-            .and_then(|value| value.as_str())
-            .or(task.patch.as_deref())
-            .filter(|patch| !patch.trim().is_empty());
+        let gold = gold_patch(task);
         let problem_statement = section(
             "problem statement",
             &task.problem_statement,
@@ -192,4 +189,14 @@ impl IssueContext {
             notes,
         }
     }
+}
+
+/// The reference patch: the row's `golden_patch` when it has one, else `patch`; `None`
+/// when empty.
+fn gold_patch(task: &Task) -> Option<&str> {
+    task.extra
+        .get("golden_patch")
+        .and_then(|value| value.as_str())
+        .or(task.patch.as_deref())
+        .filter(|patch| !patch.trim().is_empty())
 }

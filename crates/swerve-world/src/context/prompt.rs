@@ -31,6 +31,18 @@ First reason step by step inside <think>...</think>. Then answer with a single J
 {"test_report": "...", "reward": 0}
 The test_report says which FAIL_TO_PASS and PASS_TO_PASS tests pass or fail and names the key errors; the reward is the integer 0 or 1."#;
 
+/// The analysis model's instructions (the initial analysis both world models are shown).
+pub const ANALYSIS_SYSTEM_PROMPT: &str = r#"You are a senior software engineer who fixes bugs for a living. You are given a bug report, the discussion around it, the repository's name, the patch that fixed it, the patch that changed its tests, and the tests that must go from failing to passing (FAIL_TO_PASS) and keep passing (PASS_TO_PASS).
+
+Write a short technical analysis of the problem and its fix, for a colleague who must predict how the code behaves before and after changes:
+- the core bug, and how it shows (wrong output, exception, crash);
+- which modules and functions are responsible;
+- what the fix changes, and why that fixes the bug;
+- what the FAIL_TO_PASS and PASS_TO_PASS tests check;
+- subtle constraints or corner cases that matter.
+
+Write 5 to 10 short markdown bullets ("- "), one or two sentences each, in plain English. Summarize the patches and test lists; do not copy them. Write nothing else."#;
+
 /// Builds a user message out of titled sections.
 #[derive(Default)]
 pub(super) struct Message {

@@ -3,11 +3,12 @@
 //! penalty on the last step of a run that ended in format errors or repeats (upstream's
 //! `FORMAT_ERR` and `REPEATING`; its `ENV_TIMEOUT` has no swerve exit reason of its own).
 //!
-//! [`RewardParts`] keeps the pieces apart so that a later reward (task resolved, step
-//! penalty, compression bonus, format penalty) can compose them.
+//! [`RewardParts`] keeps the pieces apart. The composed training reward (with SWE-World's α
+//! and the step penalty too) is `swerve_train::reward`, whose bonus this shares.
 
 use serde::{Deserialize, Serialize};
-use swerve_core::trajectory::{ExitReason, Outcome};
+use swerve_core::trajectory::ExitReason;
+use swerve_train::reward::compression_bonus;
 
 /// The reward's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -70,7 +71,7 @@ pub fn compression_reward(
     RewardParts {
         resolved: if resolved { 1.0 } else { 0.0 },
         compression_bonus: if resolved {
-            config.beta * compression_rate.min(config.gamma)
+            compression_bonus(compression_rate, config.beta, config.gamma)
         } else {
             0.0
         },
@@ -80,20 +81,6 @@ pub fn compression_reward(
             0.0
         },
     }
-}
-
-/// Whether the run resolved its task: its `reward` is positive (`swerve run --eval`
-/// writes 1 or 0), else its `eval_report` says `resolved` (swerve's report, or SWE-bench's
-/// keyed by instance id). `None` when the outcome has neither.
-pub fn resolved(outcome: &Outcome, instance_id: &str) -> Option<bool> {
-    if let Some(reward) = outcome.reward {
-        return Some(reward > 0.0);
-    }
-    let report = outcome.eval_report.as_ref()?;
-    report
-        .get("resolved")
-        .or_else(|| report.get(instance_id)?.get("resolved"))?
-        .as_bool()
 }
 
 #[cfg(test)]
@@ -129,19 +116,5 @@ mod tests {
         assert!(close(repeats.trajectory(), 1.625) && close(repeats.last_step(), 1.125));
         let others = compression_reward(true, 0.3, ExitReason::EnvError, &code);
         assert_eq!(others.format_penalty, 0.0);
-    }
-
-    #[test]
-    fn success_comes_from_the_reward_or_the_report() {
-        let mut outcome = Outcome::new(ExitReason::Submitted, "");
-        assert_eq!(resolved(&outcome, "a"), None);
-        outcome.eval_report = Some(serde_json::json!({"a": {"resolved": true}}));
-        assert_eq!(resolved(&outcome, "a"), Some(true));
-        outcome.eval_report = Some(serde_json::json!({"resolved": false}));
-        assert_eq!(resolved(&outcome, "a"), Some(false));
-        outcome.reward = Some(1.0);
-        assert_eq!(resolved(&outcome, "a"), Some(true));
-        outcome.reward = Some(0.0);
-        assert_eq!(resolved(&outcome, "a"), Some(false));
     }
 }

@@ -147,14 +147,16 @@ struct Weighted<'a> {
     train: bool,
 }
 
-/// Writes the samples of one trajectory as JSON lines; returns how many, and their tokens
-/// (when a tokenizer is given).
+/// Writes the samples of one trajectory as JSON lines, leaving out steps whose weight in
+/// `weights` is 0 (rejection fine-tuning: format errors); returns how many, and their
+/// tokens (when a tokenizer is given).
 pub fn write_trajectory(
     out: &mut dyn Write,
     trajectory: &Trajectory,
     window: Window,
     format: SampleFormat,
     tokens: Option<&Tokens>,
+    weights: Option<&[f64]>,
 ) -> Result<(usize, usize)> {
     let conversation = trajectory.conversation()?;
     let header = &trajectory.header;
@@ -164,6 +166,9 @@ pub fn write_trajectory(
         .transpose()?;
     let (mut count, mut total) = (0, 0);
     for sample in samples(trajectory, &conversation, window) {
+        if weights.is_some_and(|weights| weights.get(sample.step) == Some(&0.0)) {
+            continue;
+        }
         let step = || format!("step {}", sample.step);
         let body = match (format, tokens) {
             (SampleFormat::Tokens, Some(tokens)) => {
@@ -283,5 +288,29 @@ mod tests {
         assert_eq!(weights, [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
         assert_eq!(rows[6]["train"], true);
         assert_eq!(rows[6]["role"], "assistant");
+    }
+
+    #[test]
+    fn steps_of_weight_zero_have_no_sample() {
+        let mut trajectory = Trajectory::new(Header::new("t", "i"));
+        trajectory.header.prompt = vec![Message::system("s"), Message::user("task")];
+        trajectory.steps = (0..3).map(step).collect();
+        for step in &mut trajectory.steps {
+            step.observation = Some(format!("o{}", step.index));
+        }
+        let steps_written = |weights: Option<&[f64]>| {
+            let mut out = Vec::new();
+            let format = SampleFormat::Messages;
+            write_trajectory(&mut out, &trajectory, Window::All, format, None, weights).unwrap();
+            String::from_utf8(out)
+                .unwrap()
+                .lines()
+                .map(|line| {
+                    serde_json::from_str::<serde_json::Value>(line).unwrap()["step"].clone()
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(steps_written(None), [0, 1, 2]);
+        assert_eq!(steps_written(Some(&[1.0, 0.0, 1.0])), [0, 2]);
     }
 }

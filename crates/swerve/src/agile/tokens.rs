@@ -101,7 +101,7 @@ impl<'a> Tokens<'a> {
 /// The tool schemas a run's requests carried: with native function calling (`run.format`),
 /// the tools of its `tools` section, and `recall_thought` when it was on, as the agent
 /// offers them.
-fn request_tools(config: &Value) -> Result<Option<Vec<Value>>> {
+pub fn request_tools(config: &Value) -> Result<Option<Vec<Value>>> {
     if config.pointer("/run/format").and_then(Value::as_str) != Some("native") {
         return Ok(None);
     }

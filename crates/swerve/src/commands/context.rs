@@ -11,10 +11,11 @@ use swerve_agent::reasoning::Window;
 use swerve_chat::ChatModel;
 use swerve_core::atomic::write_atomically;
 use swerve_core::trajectory::{Message, read_trajectory, write_trajectory};
+use swerve_train::reward::resolved;
 
 use crate::agile::accounting::{StepTokens, TrajectoryTokens, account};
 use crate::agile::plot::{Panel, svg};
-use crate::agile::reward::{RewardConfig, compression_reward, resolved};
+use crate::agile::reward::{RewardConfig, compression_reward};
 use crate::agile::tokens::{Tokens, load_model};
 use crate::agile::{Loaded, load, window};
 use crate::cli::{ContextCommand, RateArg, TokenizerArgs, WindowArgs};

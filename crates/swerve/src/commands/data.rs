@@ -1,30 +1,41 @@
 //! `swerve data …`: training data from trajectories. One function per subcommand:
-//! `snapshots` (SWE-AGILE snapshot SFT samples, [`crate::agile::snapshots`]) and `backfill`
-//! (SWE-AGILE reasoning written into existing trajectories by a teacher, [`backfill`]).
+//! `snapshots` (SWE-AGILE snapshot SFT samples, [`crate::agile::snapshots`]), `backfill`
+//! (SWE-AGILE reasoning written into existing trajectories by a teacher, [`backfill`]),
+//! `advantages` (rewards and group advantages, [`advantages`]) and `export` (trainer
+//! records, [`export`]) and `world` (SWE-World's world-model SFT data, [`world`]).
 
+mod advantages;
 mod backfill;
+mod export;
+mod world;
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, anyhow};
-use swerve_core::atomic::write_atomically;
+use anyhow::{Context, Result};
+use swerve_train::reward::reward;
+use swerve_train::select::{keep, turn_weights};
 
 use crate::agile::snapshots::{SampleFormat, write_trajectory};
 use crate::agile::tokens::{Tokens, load_model};
 use crate::agile::{read, window};
 use crate::cli::{DataCommand, SampleFormatArg, SnapshotArgs};
 use crate::config::Config;
+use crate::rows::write_rows;
 
 pub fn run(config: &Config, command: DataCommand) -> Result<ExitCode> {
     match command {
-        DataCommand::Snapshots(args) => snapshots(&args),
+        DataCommand::Snapshots(args) => snapshots(config, &args),
         DataCommand::Backfill(args) => backfill::run(config, &args),
+        DataCommand::Advantages(args) => advantages::run(config, &args),
+        DataCommand::Export(args) => export::run(config, &args),
+        DataCommand::World(args) => world::run(&args),
     }
 }
 
 /// Writes the samples of every trajectory of `args.files` to `args.out`, which is replaced
-/// only once all are written.
-fn snapshots(args: &SnapshotArgs) -> Result<ExitCode> {
+/// only once all are written. With `--min-reward`, only trajectories rewarded at least that
+/// (`[reward]`), without the steps that caused format errors.
+fn snapshots(config: &Config, args: &SnapshotArgs) -> Result<ExitCode> {
     let format = match args.format {
         SampleFormatArg::Messages => SampleFormat::Messages,
         SampleFormatArg::Tokens => SampleFormat::Tokens,
@@ -38,47 +49,58 @@ fn snapshots(args: &SnapshotArgs) -> Result<ExitCode> {
         }
         None => None,
     };
-    let mut failure = None;
-    let (mut trajectories, mut samples, mut tokens) = (0, 0, 0);
-    let written = write_atomically(&args.out, |out| {
+    let (mut trajectories, mut samples, mut tokens, mut below) = (0, 0, 0, 0);
+    write_rows(&args.out, |out| {
         for path in &args.files {
-            let result = (|| -> Result<()> {
-                for trajectory in read(path)? {
-                    let name = format!("{}: trajectory {}", path.display(), trajectory.header.id);
-                    let window = window::of(Some(args.window), args.seed, &trajectory.header)
-                        .context(name.clone())?;
-                    let counter = model
-                        .as_ref()
-                        .map(|model| Tokens::new(model, &trajectory.header))
-                        .transpose()
-                        .context(name.clone())?;
-                    let (count, length) =
-                        write_trajectory(out, &trajectory, window, format, counter.as_ref())
-                            .context(name)?;
-                    trajectories += 1;
-                    samples += count;
-                    tokens += length;
-                }
-                Ok(())
-            })();
-            if let Err(error) = result {
-                failure = Some(error);
-                return Err(std::io::Error::other("the export failed"));
+            for trajectory in read(path)? {
+                let name = format!("{}: trajectory {}", path.display(), trajectory.header.id);
+                let weights = match args.min_reward {
+                    Some(min) => {
+                        let reward = reward(&trajectory, &config.reward)
+                            .with_context(|| path.display().to_string())?;
+                        if !keep(&reward, min) {
+                            below += 1;
+                            continue;
+                        }
+                        Some(turn_weights(&trajectory))
+                    }
+                    None => None,
+                };
+                let window = window::of(Some(args.window), args.seed, &trajectory.header)
+                    .context(name.clone())?;
+                let counter = model
+                    .as_ref()
+                    .map(|model| Tokens::new(model, &trajectory.header))
+                    .transpose()
+                    .context(name.clone())?;
+                let (count, length) = write_trajectory(
+                    out,
+                    &trajectory,
+                    window,
+                    format,
+                    counter.as_ref(),
+                    weights.as_deref(),
+                )
+                .context(name)?;
+                trajectories += 1;
+                samples += count;
+                tokens += length;
             }
         }
         Ok(())
-    });
-    if let Some(error) = failure {
-        return Err(error.context(format!("nothing written to {}", args.out.display())));
-    }
-    written.map_err(|error| anyhow!("cannot write {}: {error}", args.out.display()))?;
+    })
+    .with_context(|| format!("nothing written to {}", args.out.display()))?;
     let tokens = if model.is_some() {
         format!(", {tokens} tokens")
     } else {
         String::new()
     };
+    let below = match args.min_reward {
+        Some(min) => format!(" ({below} below reward {min} left out)"),
+        None => String::new(),
+    };
     println!(
-        "{trajectories} trajectories, {samples} samples{tokens} -> {}",
+        "{trajectories} trajectories{below}, {samples} samples{tokens} -> {}",
         args.out.display()
     );
     Ok(ExitCode::SUCCESS)

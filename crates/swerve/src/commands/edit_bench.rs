@@ -2,11 +2,13 @@
 //! mines instances from a repository's history, with instructions from commit messages or
 //! written by `[edit.writer]`; `run` sends each instance to the `[edit.editor]` model,
 //! scores it (and asks `[edit.judge]`, when set), and writes `results.jsonl` line by line
-//! and `summary.json` at the end.
+//! and `summary.json` at the end. Each model may be served or the embedded one
+//! (`--editor embedded`).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use swerve_core::atomic::write_atomically;
@@ -14,7 +16,7 @@ use swerve_edit::bench::writer::write_instructions;
 use swerve_edit::bench::{
     MineOptions, Rate, RunOptions, Summary, mine, read_instances, run_and_summarize, write_jsonl,
 };
-use swerve_llm::{ApiMode, HttpModel, HttpModelConfig};
+use swerve_llm::{HttpModelConfig, Model};
 
 use crate::cli::{EditBenchBuildArgs, EditBenchCommand, EditBenchRunArgs};
 use crate::config::Config;
@@ -42,15 +44,19 @@ fn build(config: &Config, args: EditBenchBuildArgs) -> Result<ExitCode> {
                 .collect(),
         },
     };
-    let writer = served(config.edit.writer.as_ref(), "writer", "--writer", config)?;
+    let writer = side_model(config.edit.writer.as_ref(), "writer", config)?;
     let mut instances = mine(&args.repo, &options)?;
     if let Some(writer) = &writer {
         eprintln!(
             "writing {} instructions with {}",
             instances.len(),
-            writer.config().model
+            writer.name()
         );
-        runtime()?.block_on(write_instructions(writer, &mut instances, args.concurrency));
+        runtime()?.block_on(write_instructions(
+            writer.as_ref(),
+            &mut instances,
+            args.concurrency,
+        ));
     }
     write_jsonl(&args.out, &instances)?;
     let failed = instances
@@ -73,13 +79,13 @@ fn build(config: &Config, args: EditBenchBuildArgs) -> Result<ExitCode> {
 }
 
 fn run_bench(config: &Config, args: EditBenchRunArgs) -> Result<ExitCode> {
-    let Some(editor) = served(config.edit.editor.as_ref(), "editor", "--editor", config)? else {
+    let Some(editor) = side_model(config.edit.editor.as_ref(), "editor", config)? else {
         bail!(
             "edit-bench run needs an editor model: --editor NAME --base-url URL (an \
-             OpenAI-compatible server), or [edit.editor] in the configuration"
+             OpenAI-compatible server), --editor embedded, or [edit.editor] in the configuration"
         );
     };
-    let judge = served(config.edit.judge.as_ref(), "judge", "--judge", config)?;
+    let judge = side_model(config.edit.judge.as_ref(), "judge", config)?;
     if args.concurrency == 0 {
         bail!("--concurrency must be at least 1");
     }
@@ -97,19 +103,18 @@ fn run_bench(config: &Config, args: EditBenchRunArgs) -> Result<ExitCode> {
     eprintln!(
         "{} instances, editor {}, {} at once",
         instances.len(),
-        editor.config().model,
+        editor.name(),
         args.concurrency
     );
     let options = RunOptions {
         concurrency: args.concurrency,
         matching: config.edit.matching,
     };
-    let judge_model = judge.as_ref().map(|judge| judge as &dyn swerve_llm::Model);
     let (_, summary) = runtime()?
         .block_on(run_and_summarize(
             &instances,
-            &editor,
-            judge_model,
+            editor.as_ref(),
+            judge.as_deref(),
             &options,
             |result| {
                 serde_json::to_writer(&mut results, result)?;
@@ -128,33 +133,15 @@ fn run_bench(config: &Config, args: EditBenchRunArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The served model a `[edit.ROLE]` section names, checked; `None` when it is not set.
-fn served(
+/// The model a `[edit.ROLE]` section names, served or embedded; `None` when it is not set.
+fn side_model(
     model: Option<&HttpModelConfig>,
     role: &str,
-    option: &str,
     config: &Config,
-) -> Result<Option<HttpModel>> {
-    let Some(model) = model else {
-        return Ok(None);
-    };
-    if model.model.is_empty() {
-        bail!("edit.{role}.name is not set: give {option} NAME, the served model's name");
-    }
-    if model.base_url.is_empty() {
-        bail!(
-            "{option} {} needs a server: give its base URL (e.g. http://127.0.0.1:8000/v1) \
-             [edit.{role}.base_url]",
-            model.model
-        );
-    }
-    if model.mode != ApiMode::Chat {
-        bail!("the {role} is asked in chat mode: set edit.{role}.mode = \"chat\"");
-    }
-    let http = HttpModel::new(model.clone())
-        .with_context(|| format!("edit.{role}"))?
-        .with_prices(config.prices()?);
-    Ok(Some(http))
+) -> Result<Option<Arc<dyn Model>>> {
+    model
+        .map(|model| crate::embedded::model(model, &format!("edit.{role}"), config.prices()?))
+        .transpose()
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime> {

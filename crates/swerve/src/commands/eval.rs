@@ -4,7 +4,8 @@
 //!
 //! Writes `<out>/results.json` (instance id → report), `<out>/report.json` (SWE-bench's run
 //! report), `<out>/logs/<instance_id>/` (patch, eval script, apply log, test output, report)
-//! and, with `--repeat`, `<out>/flaky.json`.
+//! and, with `--repeat`, `<out>/flaky.json`. `--evaluator swr` has the reward model grade
+//! instead ([`swr`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -23,8 +24,10 @@ use swerve_eval::report::{InstanceReport, ReportFile, RunReport};
 use swerve_eval::spec::RecipeTable;
 
 use crate::cli::EvalArgs;
-use crate::config::Config;
+use crate::config::{Config, EvaluatorKind};
 use crate::open;
+
+mod swr;
 
 /// The shipped environment recipes, extended by those in `extra`.
 pub fn recipes(extra: Option<&Path>) -> Result<RecipeTable> {
@@ -54,6 +57,9 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
         return regrade(&tasks, dir, &args.out);
     }
     let patches = patches(&args, &tasks)?;
+    if args.evaluator == EvaluatorKind::Swr {
+        return swr::run(config, &args, args.mode(), &tasks, &patches);
+    }
     let recipes = recipes(args.recipes.as_deref())?;
     let cache = config.cache()?;
     let repos = config.repo_map(&args.tasks);

@@ -11,8 +11,11 @@ mod env;
 pub mod eval;
 mod resume;
 mod run;
+mod select;
+mod serve;
 mod tasks;
 pub mod traj;
+mod world;
 
 use std::process::ExitCode;
 
@@ -38,6 +41,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Context(command) => context::run(command),
         Command::Data(command) => data::run(&config, command),
         Command::EditBench(command) => edit_bench::run(&config, command),
+        Command::Serve(_) => serve::run(&config),
+        Command::Select(args) => select::run(&config, args),
+        Command::World(command) => world::run(command),
         Command::Doctor => doctor::run(&config),
         Command::Config(command) => config::run(&config, &resolved.origins, command),
     }
@@ -86,6 +92,9 @@ fn sources(cli: &Cli) -> Sources {
     }
     if let Command::EditBench(command) = &cli.command {
         assignments.extend(command.assignments());
+    }
+    if let Command::Serve(args) = &cli.command {
+        assignments.extend(args.assignments());
     }
     Sources {
         file: options.config.clone(),

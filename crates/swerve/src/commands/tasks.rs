@@ -1,4 +1,6 @@
-//! `swerve tasks validate` and `swerve tasks list`.
+//! `swerve tasks validate`, `swerve tasks list` and `swerve tasks curate` ([`curate`]).
+
+mod curate;
 
 use std::process::ExitCode;
 
@@ -12,6 +14,7 @@ pub fn run(command: TasksCommand) -> Result<ExitCode> {
     match command {
         TasksCommand::Validate { files } => validate(&files),
         TasksCommand::List { file, json } => list(&file, json),
+        TasksCommand::Curate(args) => curate::run(&args),
     }
 }
 

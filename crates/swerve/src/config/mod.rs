@@ -7,6 +7,7 @@
 
 pub mod layers;
 pub mod presets;
+pub mod serve;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,6 +58,12 @@ pub struct Config {
     /// SWE-World (`run.env = "world"`): the transition model, the router, context budgets
     /// (`docs/world.md`).
     pub world: swerve_world::WorldConfig,
+    /// The training reward recorded by `swerve run --eval` and used by `swerve data
+    /// advantages | export` (`docs/training.md`).
+    pub reward: swerve_train::reward::RewardConfig,
+    /// `swerve serve`: the rollout service's address, token, limits and directories
+    /// (`docs/serve.md`).
+    pub serve: serve::ServeSection,
 }
 
 /// The `[run]` section.
@@ -74,9 +81,12 @@ pub struct RunSection {
     /// A price table (TOML) whose entries override the built-in ones.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prices: Option<PathBuf>,
-    /// Grade each rollout's patch by SWE-bench's rules as it ends, recording the report and
-    /// the reward (1 resolved, 0 not) in its trajectory.
+    /// Grade each rollout's patch as it ends, recording the report and the reward in its
+    /// trajectory (by `evaluator`).
     pub eval: bool,
+    /// How `eval` grades: `tests` (SWE-bench's rules, reward 1 resolved, 0 not) or `swr`
+    /// (SWE-World's reward model, `[world.reward_model]`: reward the mean vote, no test runs).
+    pub evaluator: EvaluatorKind,
     /// Environment recipes (TOML) for grading, over the shipped ones.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recipes: Option<PathBuf>,
@@ -88,6 +98,17 @@ pub struct RunSection {
     /// Where commands run: `sandbox` (for real), or `world` (SWE-World: commands that run
     /// project code are answered by the transition model).
     pub env: EnvKind,
+}
+
+/// How patches are graded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum EvaluatorKind {
+    /// Run the tests, by SWE-bench's rules.
+    #[default]
+    Tests,
+    /// Ask SWE-World's reward model (SWR): M votes, the score their mean.
+    Swr,
 }
 
 /// Where a rollout's commands run.
@@ -110,6 +131,7 @@ impl Default for RunSection {
             demos: PathBuf::from("examples/demos"),
             prices: None,
             eval: false,
+            evaluator: EvaluatorKind::Tests,
             recipes: None,
             tokenizer: None,
             env: EnvKind::Sandbox,
@@ -301,6 +323,11 @@ mod tests {
         assert_eq!(
             config.backfill, backfill,
             "the documented [backfill] values are the defaults"
+        );
+        assert_eq!(
+            config.serve,
+            serve::ServeSection::default(),
+            "the documented [serve] values are the defaults"
         );
         assert_eq!(config.repos.len(), 2);
         assert_eq!(config.sandbox.limits.memory_bytes, Some(4 << 30));

@@ -44,6 +44,22 @@ const PRESETS: &[Preset] = &[
         name: "agile",
         text: include_str!("../../presets/agile.toml"),
     },
+    Preset {
+        name: "edit-baseline",
+        text: include_str!("../../presets/edit-baseline.toml"),
+    },
+    Preset {
+        name: "edit-viewer",
+        text: include_str!("../../presets/edit-viewer.toml"),
+    },
+    Preset {
+        name: "edit-editor",
+        text: include_str!("../../presets/edit-editor.toml"),
+    },
+    Preset {
+        name: "edit-full",
+        text: include_str!("../../presets/edit-full.toml"),
+    },
 ];
 
 /// Every built-in preset.

@@ -9,9 +9,10 @@
 //! outcome is skipped (`--redo` runs it again); one cut off by a crash starts over. Resuming
 //! with settings that change results is refused, so one directory never mixes two set-ups.
 
-mod models;
+mod edit;
+pub(super) mod models;
 mod resources;
-mod rollout;
+pub(super) mod rollout;
 mod summary;
 mod world;
 
@@ -21,16 +22,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Result, bail};
-use swerve_agent::prompt::Prompts;
 use swerve_core::trajectory::{ExitReason, Outcome};
 
 use crate::cli::RunArgs;
 use crate::commands::batch::{self, Ended};
-use crate::commands::{eval, resume};
-use crate::config::{Config, EnvKind};
+use crate::commands::resume;
+use crate::config::Config;
 use crate::open;
 use models::ModelSource;
-use rollout::{Evaluation, Rollout, Shared};
+use rollout::{Rollout, Shared};
 use summary::Failure;
 
 /// Settings whose change would make a run directory mix rollouts of different set-ups.
@@ -42,15 +42,23 @@ const RESULT_KEYS: &[&str] = &[
     "run.format",
     "run.demos",
     "run.eval",
+    "run.evaluator",
     "run.recipes",
     "run.tokenizer",
     "run.env",
     "world",
+    "edit.commands",
+    "edit.matching",
+    "edit.viewer.name",
+    "edit.viewer.sampling",
+    "edit.editor.name",
+    "edit.editor.sampling",
     "model.name",
     "model.path",
     "model.mode",
     "model.sampling",
     "model.extra_body",
+    "reward",
 ];
 
 pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
@@ -58,11 +66,10 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
     if config.run.samples == 0 || config.run.concurrency == 0 {
         bail!("run.samples and run.concurrency must be at least 1");
     }
-    let format = config.format()?;
-    let prompts = Prompts::new(&config.prompts)?;
+    crate::training::check_run_reward(&config.reward)?;
     let source = Arc::new(ModelSource::new(config, &tasks)?);
-    let renderer = models::prompt_renderer(config, format.as_ref())?;
     let out = &args.out;
+    let shared = Arc::new(Shared::new(config, &args.tasks, out.join("eval-logs"))?);
     resume::prepare(
         out,
         &["trajectories", "logs"],
@@ -84,33 +91,9 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
         pending.len(),
         rollouts.len() - pending.len(),
         config.model.model,
-        format.name(),
+        shared.format.name(),
         config.run.concurrency
     );
-
-    let evaluation = match config.run.eval {
-        true => Some(Evaluation {
-            repos: config.repo_map(&args.tasks),
-            recipes: eval::recipes(config.run.recipes.as_deref())?,
-            settings: eval::settings(config, out.join("eval-logs")),
-        }),
-        false => None,
-    };
-    let world = match config.run.env {
-        EnvKind::World => Some(Arc::new(world::World::new(&config.world)?)),
-        EnvKind::Sandbox => None,
-    };
-    let shared = Arc::new(Shared {
-        evaluation,
-        renderer,
-        world,
-        config: config.clone(),
-        config_json: serde_json::to_value(config)?,
-        cache: config.cache()?,
-        task_file: args.tasks.clone(),
-        format,
-        prompts,
-    });
     let started = Instant::now();
     let rollouts = Arc::new(rollouts);
     let results = batch::run_shown(
@@ -176,8 +159,13 @@ fn ended(result: &Result<Outcome, String>) -> Ended {
         ExitReason::ModelError | ExitReason::EnvError | ExitReason::Error => Some(1),
         _ => None,
     };
-    let grade = match outcome.reward {
-        Some(reward) if reward >= 1.0 => " resolved",
+    // A report's `resolved`: SWR's score is a mean, resolved from its threshold up.
+    let grade = match outcome
+        .eval_report
+        .as_ref()
+        .map(|report| &report["resolved"])
+    {
+        Some(serde_json::Value::Bool(true)) => " resolved",
         Some(_) => " unresolved",
         None => "",
     };

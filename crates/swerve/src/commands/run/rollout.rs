@@ -13,18 +13,28 @@ use swerve_agent::reasoning::Window;
 use swerve_chat::ChatModel;
 use swerve_core::Task;
 use swerve_core::trajectory::{Header, Outcome, TrajectoryWriter, read_trajectory};
+use swerve_edit::EditMetrics;
 use swerve_eval::evaluate::{EvalSettings, Evaluator};
+use swerve_eval::report::InstanceReport;
 use swerve_eval::spec::RecipeTable;
 use swerve_llm::Model;
 use swerve_sandbox::{Cache, RepoMap};
-use swerve_tools::WorkspaceFs;
 use swerve_tools::formats::ToolFormat;
+use swerve_tools::{Toolbox, WorkspaceFs};
 use tracing::Instrument;
 
-use super::world::{World, WorldInterceptor, WorldStats};
-use crate::config::Config;
+use super::edit::EditTools;
+use super::models;
+use super::world::{World, WorldInterceptor, WorldParts, WorldStats};
+use crate::commands::eval;
+use crate::config::{Config, EvaluatorKind};
 use crate::logging::ROLLOUT_SPAN;
-use crate::open;
+use crate::world::grading::SwrGrader;
+use crate::world::record::Recorder;
+use crate::{open, training};
+
+/// The outcome's `extra` key of the rollout's edit metrics (`swerve_edit::metrics`).
+pub const EDIT_METRICS_KEY: &str = "edit";
 
 /// What every rollout of a run shares.
 pub struct Shared {
@@ -41,6 +51,39 @@ pub struct Shared {
     pub renderer: Option<ChatModel>,
     /// SWE-World's router and transition model, when `run.env = "world"`.
     pub world: Option<Arc<World>>,
+    /// SWE-World's reward model, when `run.evaluator = "swr"` grades the patches.
+    pub swr: Option<SwrGrader>,
+    /// Records world-model training data, when `world.record.dir` is set.
+    pub recorder: Option<Arc<Recorder>>,
+    /// SWE-Edit's `llm_editor` and its subagent models, when `edit.commands` offers it.
+    pub edit: Option<EditTools>,
+}
+
+impl Shared {
+    /// What rollouts under `config` share, for tasks loaded from `task_file` (their
+    /// repositories are found from it); graded patches log to `eval_logs`.
+    pub fn new(config: &Config, task_file: &Path, eval_logs: PathBuf) -> Result<Self> {
+        let format = config.format()?;
+        let world = WorldParts::new(config, task_file, &eval_logs)?;
+        let evaluation = match config.run.eval && config.run.evaluator == EvaluatorKind::Tests {
+            true => Some(Evaluation::new(config, task_file, eval_logs)?),
+            false => None,
+        };
+        Ok(Self {
+            evaluation,
+            renderer: models::prompt_renderer(config, format.as_ref())?,
+            world: world.world,
+            swr: world.swr,
+            recorder: world.recorder,
+            edit: EditTools::new(config)?,
+            config: config.clone(),
+            config_json: serde_json::to_value(config)?,
+            cache: config.cache()?,
+            task_file: task_file.to_path_buf(),
+            prompts: Prompts::new(&config.prompts)?,
+            format,
+        })
+    }
 }
 
 /// What grading a rollout's patch needs.
@@ -50,10 +93,39 @@ pub struct Evaluation {
     pub settings: EvalSettings,
 }
 
+impl Evaluation {
+    /// Grading under `config` for tasks loaded from `task_file`, logging to `logs`.
+    pub fn new(config: &Config, task_file: &Path, logs: PathBuf) -> Result<Self> {
+        Ok(Self {
+            repos: config.repo_map(task_file),
+            recipes: eval::recipes(config.run.recipes.as_deref())?,
+            settings: eval::settings(config, logs),
+        })
+    }
+
+    /// Grades `patch` (empty: no patch) for `task` by SWE-bench's rules, in a fresh
+    /// workspace of `cache`, its logs in `<logs>/<label>/<instance_id>/` (a rollout's or a
+    /// session's id, so that samples of one task keep their logs apart). Blocks: call it on
+    /// a blocking thread.
+    pub fn grade(&self, cache: &Cache, task: &Task, patch: &str, label: &str) -> InstanceReport {
+        let mut settings = self.settings.clone();
+        settings.log_dir = settings.log_dir.map(|logs| logs.join(label));
+        let evaluator = Evaluator {
+            cache,
+            repos: &self.repos,
+            recipes: &self.recipes,
+            settings,
+        };
+        evaluator.evaluate(task, Some(patch).filter(|patch| !patch.is_empty()))
+    }
+}
+
 /// One rollout to run: a task, which sample of it, and where its files go.
 pub struct Rollout {
     pub task: Task,
     pub sample: usize,
+    /// The trajectory id, also the `X-Session-ID` of the rollout's model requests.
+    id: String,
     /// The trajectory (JSON lines).
     pub path: PathBuf,
     /// The human-readable log.
@@ -63,18 +135,24 @@ pub struct Rollout {
 impl Rollout {
     /// The rollout's files in the run directory `out`.
     pub fn new(out: &Path, task: &Task, sample: usize) -> Self {
-        let id = format!("{}__{sample}", task.instance_id);
+        Self::named(out, task, sample, format!("{}__{sample}", task.instance_id))
+    }
+
+    /// A rollout whose trajectory id is `id` (a file name), its files in `out`.
+    pub fn named(out: &Path, task: &Task, sample: usize, id: String) -> Self {
         Self {
             task: task.clone(),
             sample,
             path: out.join("trajectories").join(format!("{id}.jsonl")),
             log: out.join("logs").join(format!("{id}.log")),
+            id,
         }
     }
 
-    /// `<instance_id>__<sample>`: the trajectory id and the `X-Session-ID` of its requests.
+    /// The trajectory id (`<instance_id>__<sample>` in `swerve run`) and the `X-Session-ID`
+    /// of its requests.
     pub fn id(&self) -> String {
-        format!("{}__{}", self.task.instance_id, self.sample)
+        self.id.clone()
     }
 
     /// Whether the trajectory has its outcome (a rollout cut off by a crash has not).
@@ -116,6 +194,9 @@ impl Rollout {
             evaluation,
             renderer,
             world,
+            edit,
+            swr,
+            recorder,
         } = shared;
         let format = format.as_ref();
         let workspace =
@@ -126,6 +207,16 @@ impl Rollout {
             "workspace ready"
         );
         let mut toolbox = open::toolbox(config, &workspace);
+        if let Some(recorder) = recorder {
+            let base = WorkspaceFs::with_sandbox_root(
+                &workspace.base().path,
+                &config.sandbox.mount_point.to_string_lossy(),
+            );
+            let (interceptor, shell) =
+                recorder.for_rollout(&self.id(), &self.task, base, workspace.shell())?;
+            toolbox = Toolbox::new(toolbox.fs().clone(), shell, config.tools.clone())
+                .with_interceptor(Box::new(interceptor));
+        }
         let world_stats = Arc::new(Mutex::new(WorldStats::default()));
         if let Some(world) = world {
             toolbox = toolbox.with_interceptor(Box::new(WorldInterceptor::new(
@@ -138,6 +229,10 @@ impl Rollout {
                 workspace.shell(),
                 world_stats.clone(),
             )));
+        }
+        if let Some(edit) = edit {
+            let fs = toolbox.fs().clone();
+            toolbox = toolbox.with_interceptor(Box::new(edit.interceptor(fs)));
         }
         let agent = Agent {
             model,
@@ -167,9 +262,17 @@ impl Rollout {
         tokio::task::block_in_place(|| workspace.destroy())?;
         let mut outcome = Outcome::new(end.exit_reason, patch.diff);
         outcome.exit_detail = end.detail;
-        outcome.cost = Some(end.cost);
-        outcome.usage = Some(end.usage);
+        // Totals include the subagents; the edit metrics tell them apart.
+        outcome.cost = Some(end.cost + end.subagent_cost);
+        let mut usage = end.usage;
+        usage += end.subagent_usage;
+        outcome.usage = Some(usage);
         outcome.timings = end.timings;
+        let recorded = read_trajectory(&self.path)?.trajectory;
+        outcome.extra.insert(
+            EDIT_METRICS_KEY.into(),
+            serde_json::to_value(EditMetrics::of(&recorded))?,
+        );
         if world.is_some() {
             let stats = world_stats
                 .lock()
@@ -180,14 +283,9 @@ impl Rollout {
                 .insert("world".into(), serde_json::to_value(&stats)?);
         }
         if let Some(evaluation) = evaluation {
-            let evaluator = Evaluator {
-                cache,
-                repos: &evaluation.repos,
-                recipes: &evaluation.recipes,
-                settings: evaluation.settings.clone(),
-            };
-            let patch = Some(outcome.patch.as_str()).filter(|patch| !patch.is_empty());
-            let report = tokio::task::block_in_place(|| evaluator.evaluate(&self.task, patch));
+            let report = tokio::task::block_in_place(|| {
+                evaluation.grade(cache, &self.task, &outcome.patch, &self.id())
+            });
             tracing::info!(
                 resolved = report.resolved,
                 error = report.error.as_deref().unwrap_or(""),
@@ -195,6 +293,29 @@ impl Rollout {
             );
             outcome.reward = Some(if report.resolved { 1.0 } else { 0.0 });
             outcome.eval_report = Some(serde_json::to_value(&report)?);
+            let reward = training::rollout_reward(&self.path, &outcome, &config.reward)?;
+            outcome.extra.insert(training::REWARD_KEY.into(), reward);
+            if let Some(recorder) = recorder
+                && let Err(error) = recorder
+                    .record_grade(&self.id(), &self.task, &outcome.patch, &report)
+                    .await
+            {
+                tracing::warn!("cannot record the SWR sample: {error:#}");
+            }
+        }
+        if let Some(grader) = swr {
+            let patch = Some(outcome.patch.as_str()).filter(|patch| !patch.is_empty());
+            let report = grader.grade(&self.task, patch, Some(&self.id())).await;
+            tracing::info!(
+                score = ?report.swr.score,
+                resolved = report.report.resolved,
+                error = report.report.error.as_deref().unwrap_or(""),
+                "graded by the reward model"
+            );
+            outcome.reward = Some(report.swr.score.unwrap_or(0.0));
+            outcome.eval_report = Some(serde_json::to_value(&report)?);
+            let reward = training::rollout_reward(&self.path, &outcome, &config.reward)?;
+            outcome.extra.insert(training::REWARD_KEY.into(), reward);
         }
         writer.finish(&outcome)?;
         Ok(outcome)

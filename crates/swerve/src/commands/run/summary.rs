@@ -1,5 +1,6 @@
 //! The end of a run: `summary.json` and `preds.jsonl` from every finished trajectory in the
 //! run directory (earlier invocations' included), and the closing table on the console.
+//! SWE-Edit's edit metrics are computed from the trajectories themselves.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -11,6 +12,7 @@ use serde::Serialize;
 use serde_json::json;
 use swerve_core::atomic::write_atomically;
 use swerve_core::trajectory::{ExitReason, Usage, read_trajectory};
+use swerve_edit::{EditMetrics, EditSummary};
 
 use super::resources::ResourceUsage;
 use super::rollout::Rollout;
@@ -39,8 +41,12 @@ pub struct Summary {
     pub exit_reasons: BTreeMap<&'static str, usize>,
     /// Steps over all finished rollouts.
     pub steps: usize,
+    /// Tokens and cost of all model calls, the subagents' included (`edit` splits them).
     pub usage: Usage,
     pub cost: f64,
+    /// Edit calls and how they ended, view calls, the viewer's share of file content, and
+    /// the main agent's and the subagents' spend (`swerve_edit::metrics`).
+    pub edit: EditSummary,
     /// Whether the price table knows the model (an unknown model is counted as free).
     pub cost_priced: bool,
     /// Seconds waiting for the model and running tools, summed over rollouts.
@@ -83,6 +89,7 @@ pub fn summarize(
         steps: 0,
         usage: Usage::default(),
         cost: 0.0,
+        edit: EditSummary::default(),
         cost_priced,
         model_seconds: 0.0,
         env_seconds: 0.0,
@@ -95,14 +102,16 @@ pub fn summarize(
         },
     };
     let mut predictions = String::new();
+    let mut edit_metrics = Vec::new();
     for rollout in rollouts {
         let Ok(read) = read_trajectory(&rollout.path) else {
             continue;
         };
-        let Some(outcome) = read.trajectory.outcome else {
+        let Some(outcome) = &read.trajectory.outcome else {
             continue;
         };
         let steps = read.trajectory.steps.len();
+        edit_metrics.push(EditMetrics::of(&read.trajectory));
         summary.rollouts += 1;
         summary.steps += steps;
         if ran.contains(&rollout.id()) {
@@ -132,6 +141,7 @@ pub fn summarize(
             predictions.push_str(&format!("{prediction}\n"));
         }
     }
+    summary.edit = EditSummary::of(&edit_metrics);
     let path = out.join("preds.jsonl");
     write_atomically(&path, |file| file.write_all(predictions.as_bytes()))
         .with_context(|| format!("cannot write {}", path.display()))?;
@@ -140,6 +150,41 @@ pub fn summarize(
     write_atomically(&path, |file| file.write_all(&json))
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(summary)
+}
+
+/// The edit metrics' lines of the closing table: edits and how they ended, views and the
+/// viewer's share, when there were any; main agent and subagents apart, when subagents ran.
+fn render_edit(edit: &EditSummary, priced: bool) -> String {
+    let mut text = String::new();
+    let totals = &edit.totals;
+    let percent =
+        |rate: Option<f64>| rate.map_or("-".to_owned(), |rate| format!("{:.1}%", rate * 100.0));
+    if totals.edits.calls > 0 || totals.view_calls > 0 {
+        let _ = writeln!(
+            text,
+            "edits {} ({} succeeded; {} format errors, {} match failures, {} other) · per \
+             rollout {:.2} edit and {:.2} view calls · viewer showed {} of file lines",
+            totals.edits.calls,
+            percent(edit.edit_success_rate),
+            totals.edits.format_errors,
+            totals.edits.match_failures,
+            totals.edits.other_failures,
+            edit.edit_calls_per_trajectory,
+            edit.view_calls_per_trajectory,
+            percent(edit.viewer_content_share),
+        );
+    }
+    if edit.subagents.calls > 0 {
+        let _ = writeln!(
+            text,
+            "main agent: {}\nsubagents: {} viewer and {} editor calls · {}",
+            batch::spend(&totals.main.usage, totals.main.cost, priced),
+            totals.viewer.calls,
+            totals.editor.calls,
+            batch::spend(&edit.subagents.usage, edit.subagents.cost, true),
+        );
+    }
+    text
 }
 
 /// The closing table: exit reasons, totals, time, failures and where the outputs are.
@@ -178,6 +223,7 @@ pub fn render(summary: &Summary, out: &Path) -> String {
         summary.steps,
         batch::spend(&summary.usage, summary.cost, summary.cost_priced)
     );
+    text.push_str(&render_edit(&summary.edit, summary.cost_priced));
     let _ = writeln!(
         text,
         "time: {:.1} s wall · {:.1} s model · {:.1} s tools (summed over rollouts)",

@@ -3,10 +3,11 @@
 //! first: reads and navigation run for real, installs and refused commands get their fixed
 //! replies, and commands that would run project code are answered by the transition model
 //! (SWT) from the task, the agent's current patch and the files the command would execute.
+//! [`WorldParts`] also holds a run's SWR grading and training-data recording.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde::Serialize;
 use swerve_core::{Shell, Task, ToolCall};
@@ -17,6 +18,12 @@ use swerve_world::{
     IssueInputs, Route, Router, Sources, TransitionContext, WorldConfig, bash_command,
     simulate_command,
 };
+
+use crate::config::{Config, EnvKind, EvaluatorKind};
+use crate::world::analysis::Analyses;
+use crate::world::grading::{EvaluationContexts, SwrGrader};
+use crate::world::record::Recorder;
+use crate::world::{agent_patch, models};
 
 /// How a rollout's commands were routed, recorded in its outcome (`extra.world`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -33,28 +40,22 @@ pub struct World {
     pub router: Router,
     /// The transition model.
     pub model: Arc<dyn Model>,
+    /// The tasks' initial analyses.
+    pub analyses: Arc<Analyses>,
 }
 
 impl World {
     /// The router and transition model `config` describes.
-    pub fn new(config: &WorldConfig) -> anyhow::Result<Self> {
-        let router = Router::from_config(&config.router)?;
-        let server = &config.transition_model;
-        let model: Arc<dyn Model> = if server.model == crate::embedded::EMBEDDED {
-            crate::embedded::load(server, "world.transition_model")?
-        } else if server.model.is_empty() || server.base_url.is_empty() {
-            anyhow::bail!(
-                "run.env = \"world\" needs a transition model: set world.transition_model.name \
-                 and world.transition_model.base_url (an OpenAI-compatible server), or name \
-                 `embedded` to run the embedded model"
-            );
-        } else {
-            Arc::new(swerve_llm::HttpModel::new(server.clone())?)
-        };
+    pub fn new(config: &WorldConfig, analyses: Arc<Analyses>) -> anyhow::Result<Self> {
         Ok(Self {
             config: config.clone(),
-            router,
-            model,
+            router: Router::from_config(&config.router)?,
+            model: models::require(
+                &config.transition_model,
+                "world.transition_model",
+                "run.env = \"world\"",
+            )?,
+            analyses,
         })
     }
 }
@@ -91,22 +92,6 @@ impl WorldInterceptor {
         }
     }
 
-    /// The agent's changes so far, as `git diff` against the base commit (new files
-    /// included), computed with a scratch index so the repository's own index is untouched.
-    fn agent_patch(&self) -> String {
-        let command = "index=$(mktemp) && GIT_INDEX_FILE=$index git add -A >/dev/null 2>&1 && \
-                       GIT_INDEX_FILE=$index git diff --cached --no-color --no-ext-diff; rm -f $index";
-        match self.shell.run(command, Duration::from_secs(60)) {
-            Ok(outcome) => outcome.stdout_text(),
-            Err(error) => {
-                tracing::warn!(
-                    "cannot compute the agent's patch for the transition model: {error}"
-                );
-                String::new()
-            }
-        }
-    }
-
     fn count(&self, route: Route, failed: bool) {
         let mut stats = self.stats.lock().unwrap_or_else(|e| e.into_inner());
         *stats.routed.entry(route.to_string()).or_default() += 1;
@@ -137,10 +122,11 @@ impl CallInterceptor for WorldInterceptor {
             }
             Route::Simulated => {
                 let command = bash_command(call)?;
-                let patch = self.agent_patch();
+                let patch = agent_patch(self.shell.as_ref());
+                let analysis = self.runtime.block_on(self.world.analyses.get(&self.task));
                 let inputs = IssueInputs {
                     task: &self.task,
-                    initial_analysis: None,
+                    initial_analysis: analysis.as_deref(),
                     agent_patch: &patch,
                 };
                 let sources = Sources {
@@ -167,5 +153,78 @@ impl CallInterceptor for WorldInterceptor {
                 Some(outcome.result)
             }
         }
+    }
+}
+
+/// SWE-World's parts of a run: the world environment (`run.env = "world"`), SWR grading
+/// (`run.eval` with `run.evaluator = "swr"`) and training-data recording
+/// (`world.record.dir`), all sharing one cache of initial analyses.
+pub struct WorldParts {
+    pub world: Option<Arc<World>>,
+    pub swr: Option<SwrGrader>,
+    pub recorder: Option<Arc<Recorder>>,
+}
+
+impl WorldParts {
+    /// The parts `config` asks for, for tasks loaded from `task_file`; SWR votes are saved
+    /// under `eval_logs`.
+    pub fn new(config: &Config, task_file: &Path, eval_logs: &Path) -> anyhow::Result<Self> {
+        let analyses = Arc::new(Analyses::new(&config.world, config.cache()?.root())?);
+        let contexts =
+            || EvaluationContexts::new(config, task_file, analyses.clone()).map(Arc::new);
+        let world = match config.run.env {
+            EnvKind::World => Some(Arc::new(World::new(&config.world, analyses.clone())?)),
+            EnvKind::Sandbox => None,
+        };
+        let grades_by_swr = config.run.eval && config.run.evaluator == EvaluatorKind::Swr;
+        let swr = match grades_by_swr {
+            true => Some(SwrGrader::new(
+                config,
+                contexts()?,
+                Some(eval_logs.to_owned()),
+            )?),
+            false => None,
+        };
+        let recorder = match &config.world.record.dir {
+            None => None,
+            Some(dir) => {
+                if config.run.env == EnvKind::World {
+                    anyhow::bail!(
+                        "world.record.dir (--record-world-data) records real results, but \
+                         run.env = \"world\" simulates them: record with run.env = \"sandbox\""
+                    );
+                }
+                if !config.run.eval || grades_by_swr {
+                    tracing::warn!(
+                        "recording world data without real evaluation (--eval): only SWT \
+                         samples are recorded"
+                    );
+                }
+                let simulate = config.world.record.simulate;
+                let contexts = contexts()?;
+                Some(Arc::new(Recorder {
+                    router: Router::from_config(&config.world.router)?,
+                    dir: dir.clone(),
+                    transition: match simulate {
+                        true => Some(models::require(
+                            &config.world.transition_model,
+                            "world.transition_model",
+                            "world.record.simulate",
+                        )?),
+                        false => None,
+                    },
+                    grader: match simulate && config.run.eval && !grades_by_swr {
+                        true => Some(SwrGrader::new(config, contexts.clone(), None)?),
+                        false => None,
+                    },
+                    contexts,
+                }))
+            }
+        };
+        Ok(Self {
+            world,
+            swr,
+            recorder,
+        })
     }
 }

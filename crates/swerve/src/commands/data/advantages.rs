@@ -1,0 +1,144 @@
+//! `swerve data advantages`: the reward of every trajectory (the `[reward]` settings),
+//! grouped by task, turned into group-relative advantages ([`swerve_train::advantage`]),
+//! with pass@k and each group's statistics. Writes one JSON line per trajectory (or per
+//! step with `--steps`) and prints a summary.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use serde_json::{Value, json};
+use swerve_train::advantage::{Estimator, GroupStats, advantages, broadcast, pass_at_k};
+use swerve_train::reward::RewardBreakdown;
+
+use crate::agile::{Loaded, load};
+use crate::cli::{AdvantagesArgs, EstimatorArg};
+use crate::config::Config;
+use crate::training::{reward_of, trajectory_files, write_lines};
+
+pub fn run(config: &Config, args: &AdvantagesArgs) -> Result<ExitCode> {
+    let source = &args.source;
+    let out = match (&args.out, &source.run) {
+        (Some(out), _) => out.clone(),
+        (None, Some(run)) => run.join("advantages.jsonl"),
+        (None, None) => bail!("give --out FILE (or --run DIR, which writes DIR/advantages.jsonl)"),
+    };
+    let estimator = match args.estimator {
+        EstimatorArg::Grpo => Estimator::Grpo,
+        EstimatorArg::DrGrpo => Estimator::DrGrpo,
+        EstimatorArg::Rloo => Estimator::Rloo,
+    };
+    let mut groups: BTreeMap<String, Vec<(Loaded, RewardBreakdown)>> = BTreeMap::new();
+    for loaded in load(&trajectory_files(source.run.as_deref(), &source.files)?)? {
+        let reward = reward_of(&loaded, &config.reward)?;
+        let instance = loaded.trajectory.header.instance_id.clone();
+        groups.entry(instance).or_default().push((loaded, reward));
+    }
+
+    let mut rows = Vec::new();
+    let mut group_rows = Vec::new();
+    let (mut trajectories, mut kept_groups, mut reward_sum) = (0, 0, 0.0);
+    for (instance_id, members) in &groups {
+        let rewards: Vec<f64> = members.iter().map(|(_, reward)| reward.total).collect();
+        let successes = members.iter().filter(|(_, reward)| reward.resolved).count();
+        let stats = GroupStats::of(&rewards, successes);
+        let dropped = args.dynamic_sampling && stats.zero_variance;
+        trajectories += members.len();
+        reward_sum += rewards.iter().sum::<f64>();
+        let mut group = serde_json::to_value(&stats)?;
+        group["instance_id"] = json!(instance_id);
+        group["dropped"] = json!(dropped);
+        group_rows.push(group);
+        if dropped {
+            continue;
+        }
+        kept_groups += 1;
+        for ((loaded, reward), advantage) in members.iter().zip(advantages(&rewards, estimator)) {
+            let trajectory = &loaded.trajectory;
+            if args.steps {
+                let steps = trajectory.steps.len();
+                for (step, advantage) in broadcast(advantage, steps).into_iter().enumerate() {
+                    rows.push(json!({
+                        "trajectory_id": trajectory.header.id,
+                        "instance_id": instance_id,
+                        "step": step,
+                        "is_last_step": step + 1 == steps,
+                        "reward": reward.total,
+                        "advantage": advantage,
+                    }));
+                }
+            } else {
+                rows.push(json!({
+                    "trajectory_id": trajectory.header.id,
+                    "instance_id": instance_id,
+                    "file": loaded.path,
+                    "reward": reward.total,
+                    "advantage": advantage,
+                    "parts": reward,
+                }));
+            }
+        }
+    }
+    write_lines(&out, &rows)?;
+
+    let largest = groups.values().map(Vec::len).max().unwrap_or(0);
+    let pass: BTreeMap<String, Value> = (1..=largest)
+        .filter_map(|k| {
+            let values: Vec<f64> = groups
+                .values()
+                .filter_map(|members| {
+                    let successes = members.iter().filter(|(_, r)| r.resolved).count();
+                    pass_at_k(members.len(), successes, k)
+                })
+                .collect();
+            let mean = values.iter().sum::<f64>() / values.len() as f64;
+            (!values.is_empty()).then(|| {
+                (
+                    k.to_string(),
+                    json!({"value": mean, "groups": values.len()}),
+                )
+            })
+        })
+        .collect();
+    let summary = json!({
+        "estimator": estimator.as_str(),
+        "dynamic_sampling": args.dynamic_sampling,
+        "trajectories": trajectories,
+        "groups": groups.len(),
+        "kept_groups": kept_groups,
+        "dropped_groups": groups.len() - kept_groups,
+        "mean_reward": if trajectories == 0 { 0.0 } else { reward_sum / trajectories as f64 },
+        "pass_at_k": pass,
+        "rows": rows.len(),
+        "out": out,
+        "group_stats": group_rows,
+    });
+    if args.json {
+        println!("{summary}");
+    } else {
+        let pass_text: Vec<String> = pass
+            .iter()
+            .map(|(k, v)| format!("pass@{k} {:.3}", v["value"].as_f64().unwrap_or(0.0)))
+            .collect();
+        println!(
+            "{trajectories} trajectories in {} groups; {} dropped (zero variance); mean reward \
+             {:.4}; {}",
+            groups.len(),
+            groups.len() - kept_groups,
+            summary["mean_reward"].as_f64().unwrap_or(0.0),
+            pass_text.join(", ")
+        );
+        println!(
+            "{} rows ({}, {}) -> {}",
+            rows.len(),
+            estimator.as_str(),
+            if args.steps {
+                "per step"
+            } else {
+                "per trajectory"
+            },
+            out.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,126 @@
+//! Rewards: what a rollout or a graded patch is answered with, and `POST /v1/reward`, a
+//! remote reward model as OpenRLHF calls it (`--reward.remote_url`): `{"query": [...],
+//! "prompts": [...], "labels": [...]}` → `{"rewards": [...], "scores": [...],
+//! "extra_logs": {...}}`, each label a task id and each response's patch graded by
+//! SWE-bench's rules.
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::State;
+use serde_json::{Value, json};
+use swerve_core::trajectory::Outcome;
+use swerve_eval::report::InstanceReport;
+
+use super::errors::{ApiError, read_json};
+use super::patch_text::patch_in;
+use super::requests::RewardRequest;
+use super::service::Service;
+use crate::commands::run::rollout::Evaluation;
+use crate::training::REWARD_KEY;
+
+/// The reward a rollout is answered with, and its parts. This is where the composable
+/// reward plugs in: the breakdown `swerve run --eval` records in the outcome
+/// (`extra.reward`, configured by `[reward]`) when there is one, else the grade (1 resolved,
+/// 0 not); `None` when the patch was not graded.
+pub fn rollout_reward(outcome: &Outcome) -> (Option<f64>, Option<Value>) {
+    let parts = outcome.extra.get(REWARD_KEY).cloned();
+    let total = parts
+        .as_ref()
+        .and_then(|parts| parts["total"].as_f64())
+        .or(outcome.reward);
+    (total, parts)
+}
+
+/// The reward of a graded patch: 1 resolved, 0 not.
+pub fn graded(report: &InstanceReport) -> f64 {
+    if report.resolved { 1.0 } else { 0.0 }
+}
+
+/// `POST /v1/reward`.
+pub async fn openrlhf(
+    State(service): State<Arc<Service>>,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    service.check_open()?;
+    let request: RewardRequest = read_json(body, service.serve.max_body_bytes).await?;
+    let samples = request.query.len();
+    if request.labels.len() != samples {
+        return Err(ApiError::bad_field(
+            "labels",
+            format!(
+                "{} labels for {samples} queries: give one task id per query",
+                request.labels.len()
+            ),
+        ));
+    }
+    if !request.prompts.is_empty() && request.prompts.len() != samples {
+        return Err(ApiError::bad_field(
+            "prompts",
+            format!(
+                "{} prompts for {samples} queries: give one per query, or none",
+                request.prompts.len()
+            ),
+        ));
+    }
+    let tasks = request
+        .labels
+        .iter()
+        .enumerate()
+        .map(|(index, label)| service.tasks.get(label, &format!("labels[{index}]")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let _permit = service.slots.acquire().await?;
+    let evaluation = Evaluation::new(&service.config, &service.task_file, service.eval_logs())
+        .map_err(|error| ApiError::internal(&error))?;
+    let cache = service
+        .config
+        .cache()
+        .map_err(|error| ApiError::internal(&error))?;
+    let request_id = service.new_id("reward");
+    let (mut rewards, mut found) = (Vec::new(), Vec::new());
+    for (index, (query, task)) in request.query.iter().zip(&tasks).enumerate() {
+        let response = request
+            .prompts
+            .get(index)
+            .and_then(|prompt| query.strip_prefix(prompt.as_str()))
+            .unwrap_or(query);
+        let reward = match patch_in(response) {
+            Some(patch) => {
+                found.push(1.0);
+                let label = format!("{request_id}-{index}");
+                let report =
+                    tokio::task::block_in_place(|| evaluation.grade(&cache, task, &patch, &label));
+                graded(&report)
+            }
+            None => {
+                found.push(0.0);
+                0.0
+            }
+        };
+        rewards.push(reward);
+    }
+    Ok(Json(json!({
+        "rewards": rewards,
+        "scores": rewards,
+        "extra_logs": {"patch_found": found},
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use swerve_core::trajectory::ExitReason;
+
+    use super::*;
+
+    #[test]
+    fn the_recorded_breakdown_wins_over_the_grade() {
+        let mut outcome = Outcome::new(ExitReason::Submitted, String::new());
+        assert_eq!(rollout_reward(&outcome), (None, None));
+        outcome.reward = Some(1.0);
+        assert_eq!(rollout_reward(&outcome), (Some(1.0), None));
+        let parts = json!({"total": 0.75, "resolved": true, "step_penalty": -0.25});
+        outcome.extra.insert(REWARD_KEY.into(), parts.clone());
+        assert_eq!(rollout_reward(&outcome), (Some(0.75), Some(parts)));
+    }
+}

@@ -1,0 +1,345 @@
+//! Test-time scaling: among K candidate rollouts of a task pick one, by the reward model's
+//! mean score (`swr`), by the real tests (`tests`: the share of FAIL_TO_PASS and
+//! PASS_TO_PASS tests passing), or by the oracle (`oracle`: resolved if any candidate is);
+//! ties go to a seeded draw. TTS@k is the real resolve rate of the picks among each task's
+//! first k candidates, reported beside pass@k (the unbiased estimator) and the resolve rate
+//! of all candidates.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+use swerve_agent::reasoning::window::draw;
+use swerve_core::trajectory::{Outcome, read_trajectory};
+use swerve_train::advantage::pass_at_k;
+
+use super::grading::EVALUATOR;
+
+/// How a candidate is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum SelectBy {
+    /// The highest mean SWR score.
+    Swr,
+    /// The highest share of FAIL_TO_PASS and PASS_TO_PASS tests passing in real evaluation.
+    Tests,
+    /// Resolved (by real evaluation) if any candidate is: the pass@k upper bound.
+    Oracle,
+}
+
+/// One candidate rollout.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    /// The run directory it came from.
+    pub run: PathBuf,
+    /// `<instance_id>__<sample>`.
+    pub rollout: String,
+    pub instance_id: String,
+    /// The patch (empty when the rollout made none).
+    pub patch: String,
+    /// The reward model's mean score, when the candidate has one.
+    pub swr: Option<f64>,
+    /// The share of FAIL_TO_PASS and PASS_TO_PASS tests passing, when real evaluation ran.
+    pub tests: Option<f64>,
+    /// Whether real evaluation resolved the task.
+    pub resolved: Option<bool>,
+}
+
+impl Candidate {
+    /// The candidate of a finished rollout: the SWR score from a predicted report, the real
+    /// grade from a real one.
+    pub fn from_outcome(run: &Path, rollout: &str, instance_id: &str, outcome: &Outcome) -> Self {
+        let report = outcome.eval_report.as_ref();
+        let predicted = report.is_some_and(|report| report["evaluator"] == EVALUATOR);
+        let real = report.filter(|_| !predicted);
+        Candidate {
+            run: run.to_owned(),
+            rollout: rollout.to_owned(),
+            instance_id: instance_id.to_owned(),
+            patch: outcome.patch.clone(),
+            swr: report
+                .filter(|_| predicted)
+                .and_then(|report| report["swr"]["score"].as_f64()),
+            tests: real.map(passing_share),
+            resolved: real.map(|report| report["resolved"] == true),
+        }
+    }
+
+    /// The candidate's score under `by` (`None`: it has none).
+    pub fn score(&self, by: SelectBy) -> Option<f64> {
+        match by {
+            SelectBy::Swr => self.swr,
+            SelectBy::Tests => self.tests,
+            SelectBy::Oracle => self.resolved.map(|resolved| f64::from(u8::from(resolved))),
+        }
+    }
+}
+
+/// The share of the FAIL_TO_PASS and PASS_TO_PASS tests that pass in a real report (0
+/// when nothing was graded).
+fn passing_share(report: &serde_json::Value) -> f64 {
+    let status = &report["tests_status"];
+    let count = |list: &str, result: &str| {
+        status[list][result]
+            .as_array()
+            .map_or(0, |tests| tests.len())
+    };
+    let passed = count("FAIL_TO_PASS", "success") + count("PASS_TO_PASS", "success");
+    let total = passed + count("FAIL_TO_PASS", "failure") + count("PASS_TO_PASS", "failure");
+    if total == 0 {
+        f64::from(u8::from(report["resolved"] == true))
+    } else {
+        passed as f64 / total as f64
+    }
+}
+
+/// The candidates of the finished rollouts in `runs`, grouped by task (in id order), each
+/// task's in run order then sample order. Unfinished rollouts are skipped with a warning.
+pub fn read_candidates(runs: &[PathBuf]) -> Result<BTreeMap<String, Vec<Candidate>>> {
+    let mut tasks: BTreeMap<String, Vec<(usize, usize, Candidate)>> = BTreeMap::new();
+    for (run_index, run) in runs.iter().enumerate() {
+        let dir = run.join("trajectories");
+        let entries = std::fs::read_dir(&dir).with_context(|| {
+            format!(
+                "{}: not a run directory (no trajectories/ inside; give directories written \
+                 by `swerve run --out`)",
+                run.display()
+            )
+        })?;
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|entry| Some(entry.ok()?.path()))
+            .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+            .collect();
+        files.sort();
+        for file in files {
+            let read = read_trajectory(&file).map_err(|error| anyhow::anyhow!("{error}"))?;
+            let header = &read.trajectory.header;
+            let Some(outcome) = &read.trajectory.outcome else {
+                eprintln!(
+                    "warning: {}: the rollout did not finish; it is not a candidate",
+                    file.display()
+                );
+                continue;
+            };
+            let sample = header
+                .id
+                .rsplit_once("__")
+                .and_then(|(_, sample)| sample.parse().ok())
+                .unwrap_or(0);
+            let candidate = Candidate::from_outcome(run, &header.id, &header.instance_id, outcome);
+            tasks
+                .entry(header.instance_id.clone())
+                .or_default()
+                .push((run_index, sample, candidate));
+        }
+    }
+    if tasks.is_empty() {
+        bail!("no finished rollouts in the runs given");
+    }
+    Ok(tasks
+        .into_iter()
+        .map(|(id, mut candidates)| {
+            candidates.sort_by_key(|(run, sample, _)| (*run, *sample));
+            (id, candidates.into_iter().map(|(_, _, c)| c).collect())
+        })
+        .collect())
+}
+
+/// Which of `candidates` `by` picks: the highest score (candidates without one rank below
+/// every scored one), ties broken by a draw from `seed` and `key`.
+pub fn pick(candidates: &[Candidate], by: SelectBy, seed: u64, key: &str) -> usize {
+    let scores: Vec<Option<f64>> = candidates.iter().map(|c| c.score(by)).collect();
+    let best = scores
+        .iter()
+        .copied()
+        .fold(None, |best, score| match (best, score) {
+            (Some(b), Some(s)) => Some(if s > b { s } else { b }),
+            (None, s) | (s, None) => s,
+        });
+    let tied: Vec<usize> = (0..candidates.len())
+        .filter(|&index| scores[index] == best)
+        .collect();
+    let drawn = draw(seed, key, 0, tied.len().saturating_sub(1) as u32) as usize;
+    tied[drawn]
+}
+
+/// One task's pick among all its candidates.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskSelection {
+    pub instance_id: String,
+    /// The picked candidate's index among the task's candidates.
+    pub selected: usize,
+    pub candidates: Vec<Candidate>,
+}
+
+/// The metrics at one k.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AtK {
+    pub k: usize,
+    /// Tasks with at least k candidates (those with fewer use all they have).
+    pub tasks_with_k: usize,
+    /// The real resolve rate of the picks among each task's first k candidates; `None`
+    /// when some pick has no real grade.
+    pub tts: Option<f64>,
+    /// The mean SWR score of those picks, when every pick has one.
+    pub mean_selected_swr: Option<f64>,
+    /// The mean unbiased pass@k over tasks with k or more graded candidates.
+    pub pass_at_k: Option<f64>,
+}
+
+/// The selection and its metrics.
+#[derive(Debug, Clone, Serialize)]
+pub struct Selection {
+    pub by: SelectBy,
+    pub seed: u64,
+    /// The most candidates a task has.
+    pub max_k: usize,
+    /// The real resolve rate over every candidate with a real grade.
+    pub resolve_rate: Option<f64>,
+    pub metrics: Vec<AtK>,
+    pub tasks: Vec<TaskSelection>,
+}
+
+/// Picks per task and computes TTS@k and pass@k for k = 1..K.
+pub fn select(tasks: BTreeMap<String, Vec<Candidate>>, by: SelectBy, seed: u64) -> Selection {
+    let max_k = tasks.values().map(Vec::len).max().unwrap_or(0);
+    let mean = |values: Vec<Option<f64>>| -> Option<f64> {
+        let values: Option<Vec<f64>> = values.into_iter().collect();
+        values
+            .filter(|v| !v.is_empty())
+            .map(|v| v.iter().sum::<f64>() / v.len() as f64)
+    };
+    let metrics = (1..=max_k)
+        .map(|k| {
+            let picks: Vec<&Candidate> = tasks
+                .iter()
+                .map(|(id, candidates)| {
+                    let first = &candidates[..k.min(candidates.len())];
+                    &first[pick(first, by, seed, &format!("{id}@{k}"))]
+                })
+                .collect();
+            let pass: Vec<Option<f64>> = tasks
+                .values()
+                .filter_map(|candidates| {
+                    let graded: Vec<bool> = candidates.iter().filter_map(|c| c.resolved).collect();
+                    let resolved = graded.iter().filter(|&&r| r).count();
+                    (graded.len() >= k).then(|| pass_at_k(graded.len(), resolved, k))
+                })
+                .collect();
+            AtK {
+                k,
+                tasks_with_k: tasks.values().filter(|c| c.len() >= k).count(),
+                tts: mean(
+                    picks
+                        .iter()
+                        .map(|c| c.resolved.map(|r| f64::from(u8::from(r))))
+                        .collect(),
+                ),
+                mean_selected_swr: mean(picks.iter().map(|c| c.swr).collect()),
+                pass_at_k: mean(pass),
+            }
+        })
+        .collect();
+    let graded: Vec<bool> = tasks
+        .values()
+        .flatten()
+        .filter_map(|c| c.resolved)
+        .collect();
+    let resolve_rate = (!graded.is_empty())
+        .then(|| graded.iter().filter(|&&r| r).count() as f64 / graded.len() as f64);
+    let tasks = tasks
+        .into_iter()
+        .map(|(id, candidates)| TaskSelection {
+            selected: pick(&candidates, by, seed, &format!("{id}@{}", candidates.len())),
+            instance_id: id,
+            candidates,
+        })
+        .collect();
+    Selection {
+        by,
+        seed,
+        max_k,
+        resolve_rate,
+        metrics,
+        tasks,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(id: &str, sample: usize, swr: Option<f64>, resolved: Option<bool>) -> Candidate {
+        Candidate {
+            run: PathBuf::from("run"),
+            rollout: format!("{id}__{sample}"),
+            instance_id: id.to_owned(),
+            patch: format!("patch {sample}"),
+            swr,
+            tests: resolved.map(|r| f64::from(u8::from(r))),
+            resolved,
+        }
+    }
+
+    #[test]
+    fn the_highest_score_wins_and_ties_go_to_a_seeded_draw() {
+        let candidates = vec![
+            candidate("t", 0, Some(1.0 / 3.0), Some(false)),
+            candidate("t", 1, Some(1.0), Some(true)),
+            candidate("t", 2, None, Some(false)),
+        ];
+        assert_eq!(pick(&candidates, SelectBy::Swr, 0, "t"), 1);
+        let tied = vec![
+            candidate("t", 0, Some(1.0), Some(false)),
+            candidate("t", 1, Some(1.0), Some(true)),
+            candidate("t", 2, Some(1.0), Some(false)),
+            candidate("t", 3, Some(0.0), Some(false)),
+        ];
+        let picks: Vec<usize> = (0..64)
+            .map(|seed| pick(&tied, SelectBy::Swr, seed, "t@4"))
+            .collect();
+        // Only the tied candidates are picked, each for some seed, and a seed repeats its pick.
+        assert!(picks.iter().all(|&p| p < 3));
+        for index in 0..3 {
+            assert!(picks.contains(&index), "{picks:?}");
+        }
+        assert_eq!(pick(&tied, SelectBy::Swr, 7, "t@4"), picks[7]);
+        // Without any score, every candidate is tied.
+        let unscored = vec![candidate("t", 0, None, None), candidate("t", 1, None, None)];
+        assert!(pick(&unscored, SelectBy::Swr, 0, "t") < 2);
+    }
+
+    #[test]
+    fn tts_uses_the_first_k_candidates_and_oracle_is_pass_at_k_of_one_draw() {
+        let mut tasks = BTreeMap::new();
+        // a: the reward model prefers the resolved second candidate.
+        tasks.insert(
+            "a".to_owned(),
+            vec![
+                candidate("a", 0, Some(0.0), Some(false)),
+                candidate("a", 1, Some(1.0), Some(true)),
+            ],
+        );
+        // b: the reward model is fooled by the first candidate.
+        tasks.insert(
+            "b".to_owned(),
+            vec![
+                candidate("b", 0, Some(2.0 / 3.0), Some(false)),
+                candidate("b", 1, Some(1.0 / 3.0), Some(true)),
+            ],
+        );
+        let swr = select(tasks.clone(), SelectBy::Swr, 0);
+        assert_eq!(swr.max_k, 2);
+        assert_eq!(swr.resolve_rate, Some(0.5));
+        assert_eq!(swr.metrics[0].tts, Some(0.0));
+        assert_eq!(swr.metrics[1].tts, Some(0.5));
+        assert_eq!(swr.metrics[0].pass_at_k, Some(0.5));
+        assert_eq!(swr.metrics[1].pass_at_k, Some(1.0));
+        assert_eq!(swr.tasks[0].selected, 1);
+        assert_eq!(swr.tasks[1].selected, 0);
+        let oracle = select(tasks, SelectBy::Oracle, 0);
+        assert_eq!(oracle.metrics[1].tts, Some(1.0));
+        assert_eq!(oracle.metrics[1].tts, oracle.metrics[1].pass_at_k);
+    }
+}

@@ -1,0 +1,187 @@
+//! `swerve select` end to end: candidates from two run directories (really graded, one
+//! with an empty patch), scored by a reward model on loopback, picked by SWR with a
+//! seeded tie-break, by the oracle and by the tests; TTS@k beside pass@k, selection.json
+//! and the picked predictions.
+
+mod common;
+
+use std::path::Path;
+
+use common::{examples, start_cycling, swerve, trajectory_lines};
+use swerve_core::Task;
+use swerve_core::trajectory::{ExitReason, Header, Outcome, Trajectory, write_trajectory};
+
+const CALC: &str = "swerve-examples__calc-1";
+const PAGER: &str = "swerve-examples__pager-1";
+
+fn gold(id: &str) -> String {
+    let tasks = swerve_core::task::load_tasks(&examples()).unwrap();
+    let task: &Task = tasks.iter().find(|task| task.instance_id == id).unwrap();
+    task.patch.clone().unwrap()
+}
+
+/// Writes a finished rollout of `id` with `patch`, graded for real as `resolved`.
+fn candidate(run: &Path, id: &str, patch: &str, resolved: bool) {
+    let rollout = format!("{id}__0");
+    let mut trajectory = Trajectory::new(Header::new(&rollout, id));
+    let mut outcome = Outcome::new(ExitReason::Submitted, patch);
+    let (success, failure) = match resolved {
+        true => (vec!["test_a"], vec![]),
+        false => (vec![], vec!["test_a"]),
+    };
+    outcome.eval_report = Some(serde_json::json!({
+        "resolved": resolved,
+        "tests_status": {
+            "FAIL_TO_PASS": {"success": success, "failure": failure},
+            "PASS_TO_PASS": {"success": ["test_b"], "failure": []},
+        },
+    }));
+    trajectory.outcome = Some(outcome);
+    let dir = run.join("trajectories");
+    std::fs::create_dir_all(&dir).unwrap();
+    write_trajectory(dir.join(format!("{rollout}.jsonl")), &trajectory).unwrap();
+}
+
+struct Fixture {
+    cache: tempfile::TempDir,
+    runs: [String; 2],
+    reward_url: String,
+    received: std::sync::Arc<std::sync::Mutex<Vec<common::Received>>>,
+}
+
+impl Fixture {
+    fn new() -> Self {
+        let cache = tempfile::tempdir().unwrap();
+        let (a, b) = (cache.path().join("a"), cache.path().join("b"));
+        // calc: the empty patch first, the resolving one second.
+        candidate(&a, CALC, "", false);
+        candidate(&b, CALC, &gold(CALC), true);
+        // pager: the same patch twice, graded differently: a tie for the reward model.
+        candidate(&a, PAGER, &gold(PAGER), true);
+        candidate(&b, PAGER, &gold(PAGER), false);
+        let (reward_url, received) =
+            start_cycling(vec![r#"{"test_report": "ok", "reward": 1}"#.to_owned()]);
+        Self {
+            runs: [a, b].map(|run| run.to_str().unwrap().to_owned()),
+            cache,
+            reward_url,
+            received,
+        }
+    }
+
+    /// Runs `swerve select` with `args`; its stdout and selection.json.
+    fn select(&self, out: &str, args: &[&str]) -> (String, serde_json::Value) {
+        let out = self.cache.path().join(out);
+        let url = format!("world.reward_model.base_url={}", self.reward_url);
+        let mut all = vec![
+            "select",
+            "--runs",
+            &self.runs[0],
+            &self.runs[1],
+            "--out",
+            out.to_str().unwrap(),
+            "--set",
+            "world.reward_model.name=swr",
+            "--set",
+            &url,
+            "--set",
+            "world.swr.votes=1",
+        ];
+        all.extend(args);
+        let output = swerve(self.cache.path(), &all);
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let selection =
+            serde_json::from_slice(&std::fs::read(out.join("selection.json")).unwrap()).unwrap();
+        (
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            selection,
+        )
+    }
+}
+
+fn picked(selection: &serde_json::Value, task: usize) -> &serde_json::Value {
+    let task = &selection["tasks"][task];
+    &task["candidates"][task["selected"].as_u64().unwrap() as usize]
+}
+
+#[test]
+fn swr_picks_the_best_scored_candidate_and_breaks_ties_by_seed() {
+    let fixture = Fixture::new();
+    let tasks = examples();
+    let tasks = tasks.to_str().unwrap();
+    let (table, selection) = fixture.select("swr", &["--by", "swr", "--tasks", tasks]);
+    // Three non-empty patches, one vote each; the empty patch scores 0 without a call.
+    assert_eq!(fixture.received.lock().unwrap().len(), 3);
+    assert_eq!(selection["tasks"][0]["instance_id"], CALC);
+    assert_eq!(picked(&selection, 0)["rollout"], format!("{CALC}__0"));
+    assert_eq!(picked(&selection, 0)["run"], fixture.runs[1]);
+    assert_eq!(picked(&selection, 0)["swr"], 1.0);
+    let calc_scores: Vec<&serde_json::Value> = selection["tasks"][0]["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|candidate| &candidate["swr"])
+        .collect();
+    assert_eq!(calc_scores, [0.0, 1.0]);
+    // pager is a tie: the pick is one of the two, and TTS@2 follows from it.
+    let pager_resolved = picked(&selection, 1)["resolved"] == true;
+    let metrics = &selection["metrics"];
+    assert_eq!(metrics[0]["tts"], 0.5);
+    assert_eq!(metrics[0]["pass_at_k"], 0.5);
+    assert_eq!(
+        metrics[1]["tts"],
+        (1.0 + f64::from(u8::from(pager_resolved))) / 2.0
+    );
+    assert_eq!(metrics[1]["pass_at_k"], 1.0);
+    assert_eq!(selection["resolve_rate"], 0.5);
+    assert!(
+        table.contains("TTS@k") && table.contains("pass@k"),
+        "{table}"
+    );
+    assert!(table.contains("50.0%"), "{table}");
+    // The same seed makes the same picks.
+    let (_, again) = fixture.select("swr-again", &["--by", "swr", "--tasks", tasks]);
+    assert_eq!(again["tasks"], selection["tasks"]);
+    // The picked patches are SWE-bench predictions.
+    let preds = trajectory_lines(&fixture.cache.path().join("swr/preds.jsonl"));
+    assert_eq!(preds.len(), 2);
+    assert_eq!(preds[0]["instance_id"], CALC);
+    assert_eq!(preds[0]["model_patch"], gold(CALC));
+    assert_eq!(preds[0]["model_name_or_path"], "swerve-select-swr");
+}
+
+#[test]
+fn the_oracle_and_the_tests_pick_resolved_candidates() {
+    let fixture = Fixture::new();
+    for by in ["oracle", "tests"] {
+        let (_, selection) = fixture.select(by, &["--by", by]);
+        assert_eq!(picked(&selection, 0)["resolved"], true);
+        assert_eq!(picked(&selection, 1)["resolved"], true);
+        let metrics = &selection["metrics"];
+        assert_eq!(metrics[1]["tts"], 1.0, "{by}");
+        assert_eq!(metrics[1]["tts"], metrics[1]["pass_at_k"]);
+        assert_eq!(metrics[0]["tts"], 0.5);
+    }
+    assert!(fixture.received.lock().unwrap().is_empty());
+    // Without SWR scores and without --tasks, selecting by SWR is refused.
+    let output = swerve(
+        fixture.cache.path(),
+        &[
+            "select",
+            "--runs",
+            &fixture.runs[0],
+            "--out",
+            fixture.cache.path().join("x").to_str().unwrap(),
+        ],
+    );
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("have no SWR score: give --tasks FILE"),
+        "{stderr}"
+    );
+}
