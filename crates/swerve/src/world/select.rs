@@ -1,9 +1,10 @@
 //! Test-time scaling: among K candidate rollouts of a task pick one, by the reward model's
 //! mean score (`swr`), by the real tests (`tests`: the share of FAIL_TO_PASS and
 //! PASS_TO_PASS tests passing), or by the oracle (`oracle`: resolved if any candidate is);
-//! ties go to a seeded draw. TTS@k is the real resolve rate of the picks among each task's
-//! first k candidates, reported beside pass@k (the unbiased estimator) and the resolve rate
-//! of all candidates.
+//! ties go to a seeded draw. TTS@k is the expected real resolve rate of the pick among k
+//! candidates drawn at random from each task's K, computed exactly over all k-subsets (as
+//! pass@k's unbiased estimator is), reported beside pass@k and the resolve rate of all
+//! candidates.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -164,6 +165,52 @@ pub fn pick(candidates: &[Candidate], by: SelectBy, seed: u64, key: &str) -> usi
     tied[drawn]
 }
 
+/// The expected `value` of the candidate `by` picks among k of `candidates` drawn uniformly
+/// without replacement (all of them when there are fewer than k), ties drawn uniformly;
+/// `None` when a candidate that can be picked has no value.
+///
+/// Group the candidates by score, highest first. The pick comes from level j when the draw
+/// holds one of its `a` candidates and none above it: with `b` candidates below level j, that
+/// happens in C(a + b, k) − C(b, k) of the C(n, k) draws, and then each candidate of the
+/// level is equally likely to be the one picked. So E = Σ_j mean_j(value) · (C(a_j + b_j, k)
+/// − C(b_j, k)) / C(n, k). With the oracle's scores (resolved or not) this is pass@k.
+pub fn expected_pick(
+    candidates: &[Candidate],
+    by: SelectBy,
+    k: usize,
+    value: impl Fn(&Candidate) -> Option<f64>,
+) -> Option<f64> {
+    let n = candidates.len();
+    let k = k.min(n);
+    if k == 0 {
+        return None;
+    }
+    // Unscored candidates rank below every score, as `pick` ranks them.
+    let mut scores: Vec<Option<f64>> = candidates.iter().map(|c| c.score(by)).collect();
+    scores.sort_by(|a, b| b.partial_cmp(a).unwrap_or(std::cmp::Ordering::Equal));
+    scores.dedup();
+    let mut expected = 0.0;
+    for level in scores {
+        let members: Vec<&Candidate> = candidates.iter().filter(|c| c.score(by) == level).collect();
+        let below = candidates.iter().filter(|c| c.score(by) < level).count();
+        let chance = choose_ratio(members.len() + below, n, k) - choose_ratio(below, n, k);
+        if chance <= 0.0 {
+            continue;
+        }
+        let values: Option<Vec<f64>> = members.iter().map(|c| value(c)).collect();
+        expected += chance * values?.iter().sum::<f64>() / members.len() as f64;
+    }
+    Some(expected)
+}
+
+/// C(m, k) / C(n, k) for m ≤ n: the share of k-subsets of n items that fall within m of them.
+fn choose_ratio(m: usize, n: usize, k: usize) -> f64 {
+    if m < k {
+        return 0.0;
+    }
+    (m + 1..=n).map(|i| 1.0 - k as f64 / i as f64).product()
+}
+
 /// One task's pick among all its candidates.
 #[derive(Debug, Clone, Serialize)]
 pub struct TaskSelection {
@@ -179,10 +226,10 @@ pub struct AtK {
     pub k: usize,
     /// Tasks with at least k candidates (those with fewer use all they have).
     pub tasks_with_k: usize,
-    /// The real resolve rate of the picks among each task's first k candidates; `None`
-    /// when some pick has no real grade.
+    /// The expected real resolve rate of the pick among k random candidates, averaged over
+    /// tasks; `None` when a candidate that could be picked has no real grade.
     pub tts: Option<f64>,
-    /// The mean SWR score of those picks, when every pick has one.
+    /// The expected SWR score of that pick, when every candidate that could be picked has one.
     pub mean_selected_swr: Option<f64>,
     /// The mean unbiased pass@k over tasks with k or more graded candidates.
     pub pass_at_k: Option<f64>,
@@ -212,13 +259,6 @@ pub fn select(tasks: BTreeMap<String, Vec<Candidate>>, by: SelectBy, seed: u64) 
     };
     let metrics = (1..=max_k)
         .map(|k| {
-            let picks: Vec<&Candidate> = tasks
-                .iter()
-                .map(|(id, candidates)| {
-                    let first = &candidates[..k.min(candidates.len())];
-                    &first[pick(first, by, seed, &format!("{id}@{k}"))]
-                })
-                .collect();
             let pass: Vec<Option<f64>> = tasks
                 .values()
                 .filter_map(|candidates| {
@@ -231,12 +271,21 @@ pub fn select(tasks: BTreeMap<String, Vec<Candidate>>, by: SelectBy, seed: u64) 
                 k,
                 tasks_with_k: tasks.values().filter(|c| c.len() >= k).count(),
                 tts: mean(
-                    picks
-                        .iter()
-                        .map(|c| c.resolved.map(|r| f64::from(u8::from(r))))
+                    tasks
+                        .values()
+                        .map(|candidates| {
+                            expected_pick(candidates, by, k, |c| {
+                                c.resolved.map(|r| f64::from(u8::from(r)))
+                            })
+                        })
                         .collect(),
                 ),
-                mean_selected_swr: mean(picks.iter().map(|c| c.swr).collect()),
+                mean_selected_swr: mean(
+                    tasks
+                        .values()
+                        .map(|candidates| expected_pick(candidates, by, k, |c| c.swr))
+                        .collect(),
+                ),
                 pass_at_k: mean(pass),
             }
         })
@@ -311,7 +360,7 @@ mod tests {
     }
 
     #[test]
-    fn tts_uses_the_first_k_candidates_and_oracle_is_pass_at_k_of_one_draw() {
+    fn tts_is_the_expected_pick_over_every_k_subset_and_the_oracle_gives_pass_at_k() {
         let mut tasks = BTreeMap::new();
         // a: the reward model prefers the resolved second candidate.
         tasks.insert(
@@ -332,7 +381,8 @@ mod tests {
         let swr = select(tasks.clone(), SelectBy::Swr, 0);
         assert_eq!(swr.max_k, 2);
         assert_eq!(swr.resolve_rate, Some(0.5));
-        assert_eq!(swr.metrics[0].tts, Some(0.0));
+        // k = 1: a random single candidate resolves half the time in each task.
+        assert_eq!(swr.metrics[0].tts, Some(0.5));
         assert_eq!(swr.metrics[1].tts, Some(0.5));
         assert_eq!(swr.metrics[0].pass_at_k, Some(0.5));
         assert_eq!(swr.metrics[1].pass_at_k, Some(1.0));
@@ -341,5 +391,103 @@ mod tests {
         let oracle = select(tasks, SelectBy::Oracle, 0);
         assert_eq!(oracle.metrics[1].tts, Some(1.0));
         assert_eq!(oracle.metrics[1].tts, oracle.metrics[1].pass_at_k);
+    }
+
+    /// Four candidates: A (SWR 1, resolved), B (1, not), C (0.5, resolved), D (no score, not).
+    /// Enumerating the six pairs: AB is a tie (½), AC → A (1), AD → A (1), BC → B (0),
+    /// BD → B (0), CD → C (1): TTS@2 = 3.5 / 6 = 7/12. Every triple holds A or B (or both,
+    /// a tie): ½. The expected SWR of the pick at k = 2: 5/6 · 1 + 1/6 · 0.5 = 11/12.
+    #[test]
+    fn the_expected_pick_matches_enumeration_with_ties_and_unscored_candidates() {
+        let candidates = vec![
+            candidate("c", 0, Some(1.0), Some(true)),
+            candidate("c", 1, Some(1.0), Some(false)),
+            candidate("c", 2, Some(0.5), Some(true)),
+            candidate("c", 3, None, Some(false)),
+        ];
+        let resolved = |c: &Candidate| c.resolved.map(|r| f64::from(u8::from(r)));
+        let close = |a: Option<f64>, b: f64| (a.unwrap() - b).abs() < 1e-12;
+        assert!(close(
+            expected_pick(&candidates, SelectBy::Swr, 1, resolved),
+            0.5
+        ));
+        assert!(close(
+            expected_pick(&candidates, SelectBy::Swr, 2, resolved),
+            7.0 / 12.0
+        ));
+        assert!(close(
+            expected_pick(&candidates, SelectBy::Swr, 3, resolved),
+            0.5
+        ));
+        assert!(close(
+            expected_pick(&candidates, SelectBy::Swr, 4, resolved),
+            0.5
+        ));
+        assert!(close(
+            expected_pick(&candidates, SelectBy::Swr, 9, resolved),
+            0.5
+        ));
+        // D is never picked at k = 2, so its missing score does not matter there; at k = 1 it
+        // may be picked alone.
+        let swr = |c: &Candidate| c.swr;
+        assert!(close(
+            expected_pick(&candidates, SelectBy::Swr, 2, swr),
+            11.0 / 12.0
+        ));
+        assert_eq!(expected_pick(&candidates, SelectBy::Swr, 1, swr), None);
+        // The oracle's expectation is pass@k.
+        for k in 1..=4 {
+            let oracle = expected_pick(&candidates, SelectBy::Oracle, k, resolved).unwrap();
+            assert!(
+                (oracle - pass_at_k(4, 2, k).unwrap()).abs() < 1e-12,
+                "k = {k}"
+            );
+        }
+        assert_eq!(expected_pick(&[], SelectBy::Swr, 1, resolved), None);
+    }
+
+    /// The mean over every k-subset of the tied-pick average, by brute force.
+    fn enumerated(candidates: &[Candidate], k: usize) -> f64 {
+        let n = candidates.len();
+        let (mut total, mut subsets) = (0.0, 0);
+        for mask in 0u32..1 << n {
+            if mask.count_ones() as usize != k {
+                continue;
+            }
+            let chosen: Vec<&Candidate> = (0..n)
+                .filter(|i| mask & (1 << i) != 0)
+                .map(|i| &candidates[i])
+                .collect();
+            let best = chosen
+                .iter()
+                .map(|c| c.swr)
+                .max_by(|a, b| a.partial_cmp(b).unwrap());
+            let tied: Vec<&&Candidate> = chosen.iter().filter(|c| c.swr == best.unwrap()).collect();
+            let resolved = tied.iter().filter(|c| c.resolved == Some(true)).count();
+            total += resolved as f64 / tied.len() as f64;
+            subsets += 1;
+        }
+        total / f64::from(subsets)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_expected_pick_equals_enumerating_every_subset(
+            cells in proptest::collection::vec((0usize..4, proptest::bool::ANY), 1..8),
+            k in 1usize..8,
+        ) {
+            let levels = [None, Some(0.0), Some(0.5), Some(1.0)];
+            let candidates: Vec<Candidate> = cells
+                .iter()
+                .enumerate()
+                .map(|(i, &(level, resolved))| candidate("p", i, levels[level], Some(resolved)))
+                .collect();
+            let k = k.min(candidates.len());
+            let expected = expected_pick(&candidates, SelectBy::Swr, k, |c| {
+                c.resolved.map(|r| f64::from(u8::from(r)))
+            })
+            .unwrap();
+            proptest::prop_assert!((expected - enumerated(&candidates, k)).abs() < 1e-9);
+        }
     }
 }
