@@ -25,6 +25,8 @@ pub struct Capabilities {
     pub network_isolated: Result<(), String>,
     /// `git --version`.
     pub git: Result<String, String>,
+    /// `nsenter` (util-linux), which runs git inside a sandbox to compute its patch.
+    pub nsenter: Result<String, String>,
     /// Python interpreters found on PATH and under pyenv.
     pub pythons: Vec<(String, PathBuf)>,
     /// `bwrap --version`, if installed (only used by benchmarks, for comparison).
@@ -70,6 +72,8 @@ pub fn probe(cache: &Cache) -> Capabilities {
         reflink,
         network_isolated,
         git: version_of("git", "--version").ok_or_else(|| "git not found on PATH".to_owned()),
+        nsenter: version_of("nsenter", "--version")
+            .ok_or_else(|| "nsenter not found on PATH".to_owned()),
         pythons: find_pythons(),
         bwrap: version_of("bwrap", "--version"),
     }

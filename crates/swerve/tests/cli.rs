@@ -217,6 +217,7 @@ fn doctor_reports_the_isolation_in_force() {
         "cgroups",
         "in force",
         "git",
+        "nsenter",
         "cache",
     ] {
         assert!(report.contains(line), "{line} missing from:\n{report}");

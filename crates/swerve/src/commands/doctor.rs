@@ -61,6 +61,13 @@ pub fn run(config: &Config) -> Result<ExitCode> {
         Ok(version) => println!("  {:<20} {version}", "git"),
         Err(why) => println!("  {:<20} MISSING: {why} (install git)", "git"),
     }
+    match &found.nsenter {
+        Ok(version) => println!("  {:<20} {version}", "nsenter"),
+        Err(why) => println!(
+            "  {:<20} MISSING: {why} (install util-linux: sandboxes need it for patches)",
+            "nsenter"
+        ),
+    }
     if found.pythons.is_empty() {
         println!("  {:<20} none found on PATH or under pyenv", "python");
     }
