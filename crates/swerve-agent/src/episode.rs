@@ -240,7 +240,7 @@ impl Agent<'_> {
                     step.tool_call = Some(parsed.call);
                     step.call_text = Some(parsed.call_text.clone());
                     step.observation = Some(observation);
-                    writer.append_step(&step)?;
+                    append(writer, &step)?;
                     if result.done {
                         end.exit_reason = ExitReason::Submitted;
                         return Ok(end);
@@ -266,14 +266,14 @@ impl Agent<'_> {
                     step.format_error = Some(rejection.text.clone());
                     recent_calls.clear();
                     if let Some(detail) = rejection.ends_episode {
-                        writer.append_step(&step)?;
+                        append(writer, &step)?;
                         end.exit_reason = ExitReason::FormatErrors;
                         end.detail = Some(detail);
                         return Ok(end);
                     }
                     messages.push(result_message(rejection.told));
                     step.observation = Some(rejection.text);
-                    writer.append_step(&step)?;
+                    append(writer, &step)?;
                     if budget.record_error() {
                         end.exit_reason = ExitReason::FormatErrors;
                         end.detail = Some(format!(
@@ -433,4 +433,10 @@ pub(crate) fn result_message(result: ResultMessage) -> Message {
     let mut message = Message::new(role, result.content);
     message.tool_call_id = result.tool_call_id;
     message
+}
+
+/// Appends `step` to the trajectory (a write and `fdatasync`) on a blocking section, so the
+/// disk's latency does not stall the runtime's other rollouts.
+fn append(writer: &mut TrajectoryWriter, step: &Step) -> Result<(), TrajectoryError> {
+    tokio::task::block_in_place(|| writer.append_step(step))
 }
