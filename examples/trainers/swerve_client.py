@@ -24,6 +24,11 @@ class SwerveError(RuntimeError):
         self.field = field
 
 
+def _given(**fields):
+    """The fields given (those not None), to send as they are."""
+    return {name: value for name, value in fields.items() if value is not None}
+
+
 class SwerveClient:
     def __init__(self, url, token, timeout=3600.0, max_waits=120):
         self.url = url.rstrip("/")
@@ -54,26 +59,16 @@ class SwerveClient:
                 session_id=None, overrides=None, evaluate=True):
         """Runs one rollout to its end: trajectory, reward, tokens, patch."""
         body = {"model": model, "base_url": base_url, "evaluate": evaluate,
-                "sampling": sampling or {}, "overrides": overrides or {}}
-        if task_id is not None:
-            body["task_id"] = task_id
-        if task is not None:
-            body["task"] = task
-        if session_id is not None:
-            body["session_id"] = session_id
+                "sampling": sampling or {}, "overrides": overrides or {},
+                **_given(task_id=task_id, task=task, session_id=session_id)}
         return self._call("POST", "/v1/rollouts", body)
 
     def status(self, rollout_id):
         return self._call("GET", f"/v1/rollouts/{rollout_id}")
 
     def create_env(self, task_id=None, task=None, session_id=None, overrides=None):
-        body = {"overrides": overrides or {}}
-        if task_id is not None:
-            body["task_id"] = task_id
-        if task is not None:
-            body["task"] = task
-        if session_id is not None:
-            body["session_id"] = session_id
+        body = {"overrides": overrides or {},
+                **_given(task_id=task_id, task=task, session_id=session_id)}
         return self._call("POST", "/v1/envs", body)
 
     def step(self, env_id, text=None, call=None, tool_calls=None):

@@ -1,8 +1,9 @@
 //! [`EditConfig`]: the `[edit]` section of swerve's configuration. The viewer and editor
 //! subagents have models of their own (endpoint, name, sampling, timeouts, retries),
-//! independent of the main agent's `[model]`; so do edit-bench's judge and instruction
-//! writer. Unset models are not used. `commands` offers `llm_editor` to `swerve run`'s
-//! agent with those commands (none by default: the tool is not offered).
+//! independent of the main agent's `[model]`; so do edit-bench's judge, instruction
+//! writer and embedder (the embedding viewer baseline). Unset models are not used.
+//! `commands` offers `llm_editor` to `swerve run`'s agent with those commands (none by
+//! default: the tool is not offered).
 //!
 //! ```toml
 //! [edit]
@@ -45,6 +46,10 @@ pub struct EditConfig {
     /// (`swerve edit-bench build --writer`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub writer: Option<HttpModelConfig>,
+    /// The embedding model of edit-bench's embedding viewer baseline
+    /// (`swerve edit-bench viewers --embedder`), served behind `{base_url}/embeddings`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedder: Option<HttpModelConfig>,
     /// The matching aids beyond SWE-Edit (both off by default).
     pub matching: MatchOptions,
 }

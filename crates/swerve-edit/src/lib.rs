@@ -8,7 +8,8 @@
 //! - [`subagent`]: [`view`] and [`edit`], one subagent model call each, recorded as a
 //!   [`swerve_core::trajectory::SubTrajectory`];
 //! - [`tool`]: the [`LlmEditor`] tool and its schema;
-//! - [`bench`](mod@bench): PR-Edit instances mined from a git history, and the benchmark run;
+//! - [`bench`](mod@bench): PR-Edit instances mined from a git history, the benchmark run,
+//!   and the viewer baselines (BM25 and embedding retrieval against the LLM viewer);
 //! - [`config`]: the `[edit]` configuration section (subagent models, commands offered,
 //!   matching aids);
 //! - [`metrics`]: a trajectory's edit metrics (edit success, format errors and match

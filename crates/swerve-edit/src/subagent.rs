@@ -12,7 +12,7 @@ use swerve_llm::{Message, Model, ModelRequest, Role};
 
 use crate::blocks::{ApplyError, MatchOptions, Mode, apply};
 use crate::prompts::{EDITOR_SYSTEM, VIEWER_SYSTEM, editor_message, viewer_message};
-use crate::ranges::{parse_ranges, render};
+use crate::ranges::{LineRange, parse_ranges, render};
 use crate::regions::changed_regions;
 use crate::text::{EditableText, after_think, split_lines};
 
@@ -63,6 +63,9 @@ pub struct ViewOutcome {
     pub output: String,
     /// How it ended.
     pub status: ViewStatus,
+    /// The line ranges shown, clamped, sorted and merged (empty unless
+    /// [`ViewStatus::Shown`]).
+    pub ranges: Vec<LineRange>,
     /// The viewer's model call.
     pub subagent: SubTrajectory,
 }
@@ -128,8 +131,8 @@ pub async fn view(model: &dyn Model, file: SourceFile<'_>, query: &str) -> ViewO
     )
     .await;
     let lines = split_lines(file.text);
-    let (output, status) = match reply {
-        Err(error) => (error, ViewStatus::ModelError),
+    let (output, status, ranges) = match reply {
+        Err(error) => (error, ViewStatus::ModelError, Vec::new()),
         Ok(reply) => match parse_ranges(&reply, lines.len()) {
             Err(error) => (
                 format!(
@@ -137,10 +140,12 @@ pub async fn view(model: &dyn Model, file: SourceFile<'_>, query: &str) -> ViewO
                     after_think(&reply)
                 ),
                 ViewStatus::ParseError,
+                Vec::new(),
             ),
             Ok(ranges) if ranges.is_empty() => (
                 render(file.path, &lines, &ranges),
                 ViewStatus::NothingRelevant,
+                ranges,
             ),
             Ok(ranges) => (
                 render(file.path, &lines, &ranges),
@@ -148,6 +153,7 @@ pub async fn view(model: &dyn Model, file: SourceFile<'_>, query: &str) -> ViewO
                     lines: ranges.iter().map(|range| range.line_count()).sum(),
                     total: lines.len(),
                 },
+                ranges,
             ),
         },
     };
@@ -155,6 +161,7 @@ pub async fn view(model: &dyn Model, file: SourceFile<'_>, query: &str) -> ViewO
     ViewOutcome {
         output,
         status,
+        ranges,
         subagent,
     }
 }

@@ -53,6 +53,19 @@ fn scripted(replies: &[&str]) -> Arc<ScriptedModel> {
     })))
 }
 
+/// `calls` calls of `prompt` prompt and `completion` completion tokens costing `cost` each.
+fn spend(calls: usize, prompt: u64, completion: u64, cost: f64) -> Spend {
+    Spend {
+        calls,
+        usage: Usage {
+            prompt_tokens: prompt * calls as u64,
+            completion_tokens: completion * calls as u64,
+            ..Usage::default()
+        },
+        cost: cost * calls as f64,
+    }
+}
+
 fn call(name: &str, arguments: serde_json::Value) -> ToolCall {
     let mut call = ToolCall::new(name);
     call.arguments = arguments.as_object().unwrap().clone();
@@ -181,33 +194,10 @@ async fn metrics_count_every_kind_of_edit_and_view() {
             lines_shown: 6,
             file_lines: 40,
         },
-        main: Spend {
-            calls: main_steps,
-            usage: Usage {
-                prompt_tokens: 1000 * main_steps as u64,
-                completion_tokens: 50 * main_steps as u64,
-                ..Usage::default()
-            },
-            cost: 0.01 * main_steps as f64,
-        },
-        viewer: Spend {
-            calls: 3,
-            usage: Usage {
-                prompt_tokens: 300,
-                completion_tokens: 30,
-                ..Usage::default()
-            },
-            cost: 0.003,
-        },
-        editor: Spend {
-            calls: 3,
-            usage: Usage {
-                prompt_tokens: 300,
-                completion_tokens: 30,
-                ..Usage::default()
-            },
-            cost: 0.003,
-        },
+        main: spend(main_steps, 1000, 50, 0.01),
+        // Three calls of each subagent, as `scripted` counts them.
+        viewer: spend(3, 100, 10, 0.001),
+        editor: spend(3, 100, 10, 0.001),
     };
     assert_eq!(metrics.edits, expected.edits);
     assert_eq!(metrics.view_calls, expected.view_calls);

@@ -19,7 +19,7 @@ use swerve_sandbox::{Cache, RepoMap, WorkspaceOptions};
 use crate::apply::{apply_patch, write_file};
 use crate::environment::{EnvironmentRecipe, Environments};
 use crate::grading::{check_log, grade};
-use crate::report::{ErrorClass, InstanceReport, SpecSummary};
+use crate::report::{ErrorClass, InstanceReport};
 use crate::spec::{RecipeTable, TestSpec, eval_script, resolve_spec};
 use crate::{EvalType, parsers};
 
@@ -104,12 +104,8 @@ impl Evaluator<'_> {
         report: &mut InstanceReport,
     ) -> Option<(swerve_sandbox::BaseCheckout, TestSpec)> {
         let base = self
-            .repos
-            .resolve(task)
-            .and_then(|source| {
-                self.cache
-                    .prepare_base(&task.repo, &source, &task.base_commit)
-            })
+            .cache
+            .prepare_task_base(self.repos, task)
             .map_err(|error| {
                 report.record_error(
                     ErrorClass::Infra,
@@ -125,13 +121,7 @@ impl Evaluator<'_> {
                 )
             })
             .ok()?;
-        report.spec = Some(SpecSummary {
-            repo: task.repo.clone(),
-            version: task.version.clone(),
-            log_parser: spec.log_parser.clone(),
-            eval_type: spec.eval_type,
-            test_command: Some(spec.test_cmd.clone()),
-        });
+        report.spec = Some(spec.summary(task));
         Some((base, spec))
     }
 

@@ -26,6 +26,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::{CertificateError, RootCertStore};
 use tracing::Instrument;
 
+use crate::Usage;
 use crate::config::{ApiMode, HttpModelConfig};
 use crate::error::ModelError;
 use crate::model::{Model, ModelFuture};
@@ -125,6 +126,11 @@ impl HttpModel {
         &self.config
     }
 
+    /// The cost of `usage` by the price table.
+    pub(crate) fn cost(&self, usage: &Usage) -> f64 {
+        self.prices.cost(&self.config.model, usage)
+    }
+
     /// The full endpoint URL requests are posted to.
     pub fn url(&self) -> &Url {
         &self.url
@@ -142,7 +148,6 @@ impl HttpModel {
                 self.config.model, self.config.mode, input_mode
             )));
         }
-        let key = self.api_key()?;
         let session = request
             .session_id
             .as_deref()
@@ -163,6 +168,39 @@ impl HttpModel {
         .map(Bytes::from)
         .map_err(|error| ModelError::config(format!("cannot encode the request: {error}")))?;
 
+        let mode = self.config.mode;
+        let (parsed, attempts) = self
+            .post(&self.url, body, session.as_ref(), |bytes| {
+                wire::parse_response(bytes, mode, request.capture_tokens)
+            })
+            .await?;
+        let cost = self.cost(&parsed.usage);
+        Ok(ModelResponse {
+            content: parsed.content,
+            reasoning_content: parsed.reasoning_content,
+            tool_calls: parsed.tool_calls,
+            finish_reason: parsed.finish_reason,
+            usage: parsed.usage,
+            latency: started.elapsed(),
+            attempts,
+            cost,
+            prompt_token_ids: parsed.prompt_token_ids,
+            completion_token_ids: parsed.completion_token_ids,
+            logprobs: parsed.logprobs,
+        })
+    }
+
+    /// POSTs the JSON `body` to `url` (an endpoint of this model's server) with the API key,
+    /// the per-attempt timeout and the retries of the configuration, and reads the 2xx body
+    /// with `parse`: its result and the attempts made. Every error has the key scrubbed.
+    pub(crate) async fn post<T>(
+        &self,
+        url: &Url,
+        body: Bytes,
+        session: Option<&HeaderValue>,
+        parse: impl FnOnce(&[u8]) -> Result<T, ModelError>,
+    ) -> Result<(T, u32), ModelError> {
+        let key = self.api_key()?;
         let max_attempts = self.config.max_retries.saturating_add(1);
         let mut attempt = 0;
         let bytes = loop {
@@ -170,7 +208,7 @@ impl HttpModel {
             let sent = Instant::now();
             let outcome = tokio::time::timeout(
                 self.timeout,
-                self.attempt(&body, key.as_ref(), session.as_ref()),
+                self.attempt(url, &body, key.as_ref(), session),
             )
             .await
             .unwrap_or(Err(Failure::Timeout));
@@ -203,39 +241,25 @@ impl HttpModel {
                 }
             }
         };
-
-        let parsed = wire::parse_response(&bytes, self.config.mode, request.capture_tokens)
-            .map_err(|error| {
-                let error = redact_error(error, key.as_ref());
-                tracing::warn!(attempt, %error, "model response unusable");
-                error
-            })?;
-        let cost = self.prices.cost(&self.config.model, &parsed.usage);
-        Ok(ModelResponse {
-            content: parsed.content,
-            reasoning_content: parsed.reasoning_content,
-            tool_calls: parsed.tool_calls,
-            finish_reason: parsed.finish_reason,
-            usage: parsed.usage,
-            latency: started.elapsed(),
-            attempts: attempt,
-            cost,
-            prompt_token_ids: parsed.prompt_token_ids,
-            completion_token_ids: parsed.completion_token_ids,
-            logprobs: parsed.logprobs,
-        })
+        let parsed = parse(&bytes).map_err(|error| {
+            let error = redact_error(error, key.as_ref());
+            tracing::warn!(attempt, %error, "model response unusable");
+            error
+        })?;
+        Ok((parsed, attempt))
     }
 
-    /// One POST: the 2xx body, or why there is none.
+    /// One POST to `url`: the 2xx body, or why there is none.
     async fn attempt(
         &self,
+        url: &Url,
         body: &Bytes,
         key: Option<&ApiKey>,
         session: Option<&HeaderValue>,
     ) -> Result<Bytes, Failure> {
         let mut builder = self
             .client
-            .post(self.url.clone())
+            .post(url.clone())
             .header(CONTENT_TYPE, "application/json")
             .header(ACCEPT, "application/json")
             .body(body.clone());

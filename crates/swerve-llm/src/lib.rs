@@ -5,12 +5,14 @@
 //! [`ModelResponse`] with the text, reasoning, raw tool calls, usage, cost and,
 //! when asked, the exact token ids and logprobs, or a [`ModelError`] whose kind
 //! maps to a termination reason. Backends: [`HttpModel`] for OpenAI-compatible
-//! servers and [`ScriptedModel`] for tests; a replay model that answers from a
+//! servers and [`ScriptedModel`] for tests; [`HttpEmbedder`] embeds texts through the
+//! same servers' `/embeddings` endpoint; a replay model that answers from a
 //! recorded trajectory belongs beside them as another `Model` implementation.
 
 #![warn(missing_docs)]
 
 pub mod config;
+pub mod embeddings;
 pub mod error;
 pub mod http;
 pub mod model;
@@ -23,6 +25,7 @@ mod scripted;
 mod wire;
 
 pub use config::{ApiMode, HttpModelConfig};
+pub use embeddings::{Embeddings, HttpEmbedder};
 pub use error::ModelError;
 pub use http::HttpModel;
 pub use model::{Model, ModelFuture};

@@ -281,7 +281,7 @@ fn token_ids(value: &Value, field: &str) -> Result<Vec<u32>, ModelError> {
         .collect()
 }
 
-fn parse_usage(usage: Option<&Value>) -> Result<Usage, ModelError> {
+pub(crate) fn parse_usage(usage: Option<&Value>) -> Result<Usage, ModelError> {
     let Some(usage) = usage.filter(|usage| !usage.is_null()) else {
         return Ok(Usage::default());
     };

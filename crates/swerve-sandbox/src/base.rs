@@ -10,8 +10,9 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use nix::fcntl::{Flock, FlockArg};
+use swerve_core::task::Task;
 
-use crate::{Cache, RepoSource, SandboxError, git};
+use crate::{Cache, RepoMap, RepoSource, SandboxError, git};
 
 /// A prepared, verified checkout of one commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +24,17 @@ pub struct BaseCheckout {
 }
 
 impl Cache {
+    /// The cached checkout of `task`'s base commit, its repository found through `repos`;
+    /// see [`Cache::prepare_base`].
+    pub fn prepare_task_base(
+        &self,
+        repos: &RepoMap,
+        task: &Task,
+    ) -> Result<BaseCheckout, SandboxError> {
+        let source = repos.resolve(task)?;
+        self.prepare_base(&task.repo, &source, &task.base_commit)
+    }
+
     /// Returns the cached checkout of `commit` from `source`, preparing it on first use.
     /// `repo` (`owner/name`) names the cache directory.
     pub fn prepare_base(

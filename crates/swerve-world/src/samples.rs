@@ -81,11 +81,9 @@ impl SwtSample {
             "stderr": real.stderr,
             "exit_code": real.exit_code,
         });
-        let mut messages = context.messages();
-        messages.push(Message::assistant(target.to_string()));
         Self {
             rollout: rollout.to_owned(),
-            messages,
+            messages: answered(context.messages(), &target),
             real,
             simulated: None,
             simulation_error: None,
@@ -139,16 +137,20 @@ impl SwrSample {
             "test_report": real.test_report,
             "reward": real.reward,
         });
-        let mut messages = context.messages();
-        messages.push(Message::assistant(target.to_string()));
         Self {
             rollout: rollout.to_owned(),
-            messages,
+            messages: answered(context.messages(), &target),
             real,
             simulated: None,
             context,
         }
     }
+}
+
+/// A world model's `prompt`, then `target` (the real answer, as JSON) as the assistant's turn.
+fn answered(mut prompt: Vec<Message>, target: &serde_json::Value) -> Vec<Message> {
+    prompt.push(Message::assistant(target.to_string()));
+    prompt
 }
 
 /// The test report of a real test log, as SWE-World cuts it: from pytest's `test session

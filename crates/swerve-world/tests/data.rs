@@ -5,7 +5,7 @@ use proptest::prelude::*;
 use swerve_core::Task;
 use swerve_llm::{ModelInput, Role, ScriptedModel};
 use swerve_tools::WorkspaceFs;
-use swerve_world::analysis::{AnalysisConfig, generate_analysis, parse_analysis};
+use swerve_world::analysis::{Analysis, AnalysisConfig, generate_analysis, parse_analysis};
 use swerve_world::context::{ContextConfig, IssueInputs, Sources, SwrContext, TransitionContext};
 use swerve_world::fidelity::{CommandResult, SwrFidelity, SwtFidelity, output_similarity};
 use swerve_world::samples::{RealGrade, SwrSample, SwtSample, WorldSample, test_report};
@@ -29,18 +29,22 @@ fn result(stdout: &str, stderr: &str, exit_code: i32) -> CommandResult {
     }
 }
 
-#[tokio::test]
-async fn the_analysis_is_asked_from_every_part_of_the_task_and_read_after_reasoning() {
-    let model = ScriptedModel::from_texts(["<think>hmm</think>\n- the bug\n- the fix\n"]);
-    let analysis = generate_analysis(
-        &model,
+/// The initial analysis of [`task`] by `model`, with the default settings.
+async fn analyse(model: &ScriptedModel) -> Result<Analysis, String> {
+    generate_analysis(
+        model,
         &task(),
         &ContextConfig::default(),
         &AnalysisConfig::default(),
         &ApproxTokens,
     )
     .await
-    .unwrap();
+}
+
+#[tokio::test]
+async fn the_analysis_is_asked_from_every_part_of_the_task_and_read_after_reasoning() {
+    let model = ScriptedModel::from_texts(["<think>hmm</think>\n- the bug\n- the fix\n"]);
+    let analysis = analyse(&model).await.unwrap();
     assert_eq!(analysis.text, "- the bug\n- the fix");
     let requests = model.requests();
     let ModelInput::Chat { messages, .. } = &requests[0].input else {
@@ -61,29 +65,13 @@ async fn the_analysis_is_asked_from_every_part_of_the_task_and_read_after_reason
     assert_eq!(messages[0].role, Role::System);
 
     let empty = ScriptedModel::from_texts(["<think>only thoughts</think>  "]);
-    let error = generate_analysis(
-        &empty,
-        &task(),
-        &ContextConfig::default(),
-        &AnalysisConfig::default(),
-        &ApproxTokens,
-    )
-    .await
-    .unwrap_err();
+    let error = analyse(&empty).await.unwrap_err();
     assert_eq!(
         error,
         "the analysis model's reply cannot be used: the reply is empty"
     );
     let none = ScriptedModel::from_texts(Vec::<String>::new());
-    let error = generate_analysis(
-        &none,
-        &task(),
-        &ContextConfig::default(),
-        &AnalysisConfig::default(),
-        &ApproxTokens,
-    )
-    .await
-    .unwrap_err();
+    let error = analyse(&none).await.unwrap_err();
     assert!(
         error.starts_with("the analysis model call failed"),
         "{error}"

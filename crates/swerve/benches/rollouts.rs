@@ -12,6 +12,8 @@
 //! instead of 256; `SWERVE_BENCH_OUT_DIR=/dev/shm` puts the run directories (trajectories,
 //! logs) on another file system. Prints a Markdown table for `BENCHMARKS.md`.
 
+mod support;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -22,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::{mean, percentile};
 
 /// How long the loopback model takes to answer each request.
 const MODEL_DELAY: Duration = Duration::from_millis(200);
@@ -647,19 +650,6 @@ fn is_sandbox_launcher(pid: u32) -> bool {
 
 // ---------------------------------------------------------------------------------------
 // The report.
-
-fn percentile(values: &[f64], p: f64) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn mean(values: &[f64]) -> f64 {
-    values.iter().sum::<f64>() / values.len() as f64
-}
 
 fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)

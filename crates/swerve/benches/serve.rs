@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use common::Serve;
 use serde_json::{Value, json};
+use support::{mean, percentile};
 
 /// How long the loopback model takes to answer.
 const MODEL_DELAY: Duration = Duration::from_millis(50);
@@ -300,14 +301,4 @@ fn ms(values: &[f64]) -> String {
         percentile(values, 0.5),
         percentile(values, 0.95)
     )
-}
-
-fn percentile(values: &[f64], p: f64) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn mean(values: &[f64]) -> f64 {
-    values.iter().sum::<f64>() / values.len() as f64
 }

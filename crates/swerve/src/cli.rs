@@ -737,6 +737,10 @@ pub enum EditBenchCommand {
     /// normalized match, whole-file rewrites, optionally a judge; results.jsonl and
     /// summary.json.
     Run(EditBenchRunArgs),
+    /// Compare the LLM viewer with retrieval baselines (BM25, embeddings) on instances:
+    /// recall, precision, F1 and context reduction against the lines each change touches;
+    /// viewers.jsonl and viewers-summary.json.
+    Viewers(EditBenchViewersArgs),
 }
 
 /// `swerve edit-bench build`.
@@ -811,6 +815,57 @@ pub struct EditBenchRunArgs {
     pub limit: Option<usize>,
 }
 
+/// `swerve edit-bench viewers`.
+#[derive(Debug, Args)]
+pub struct EditBenchViewersArgs {
+    /// The instance file (JSON lines: original, target, instruction, metadata).
+    #[arg(long, value_name = "FILE")]
+    pub data: PathBuf,
+    /// Output directory: viewers.jsonl (one line per instance and method) and
+    /// viewers-summary.json.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Methods to compare, comma-separated: bm25, embedding, llm [default: bm25, and
+    /// embedding and llm when their models are configured].
+    #[arg(long, value_delimiter = ',', value_name = "METHOD,...", value_parser = parse_viewer_method)]
+    pub methods: Vec<swerve_edit::bench::viewers::Method>,
+    /// Lines per chunk of the retrievers.
+    #[arg(long, default_value_t = 30, value_name = "N")]
+    pub chunk_lines: usize,
+    /// Chunks the retrievers return.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub top: usize,
+    /// BM25's term-frequency saturation k1.
+    #[arg(long, default_value_t = 1.2, value_name = "K1")]
+    pub bm25_k1: f64,
+    /// BM25's length normalization b (0 to 1).
+    #[arg(long, default_value_t = 0.75, value_name = "B")]
+    pub bm25_b: f64,
+    /// The LLM viewer: a served model's name, or `embedded` [edit.viewer.name].
+    #[arg(long, value_name = "MODEL")]
+    pub viewer: Option<String>,
+    /// Base URL of the viewer's OpenAI-compatible server [edit.viewer.base_url].
+    #[arg(long, value_name = "URL")]
+    pub viewer_base_url: Option<String>,
+    /// The embedding model: a served model's name [edit.embedder.name].
+    #[arg(long, value_name = "MODEL")]
+    pub embedder: Option<String>,
+    /// Base URL of the embedder's OpenAI-compatible server (`/embeddings` is appended)
+    /// [edit.embedder.base_url].
+    #[arg(long, value_name = "URL")]
+    pub embedder_base_url: Option<String>,
+    /// Instances in flight at once.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub concurrency: usize,
+    /// Only the first N instances.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+}
+
+fn parse_viewer_method(name: &str) -> Result<swerve_edit::bench::viewers::Method, String> {
+    name.parse()
+}
+
 impl EditBenchCommand {
     /// The options given, as dotted configuration assignments.
     pub fn assignments(&self) -> Vec<(String, String)> {
@@ -831,6 +886,12 @@ impl EditBenchCommand {
                     flag(args.whitespace_fallback),
                 ),
                 ("edit.matching.did_you_mean", flag(args.did_you_mean)),
+            ]),
+            Self::Viewers(args) => given([
+                ("edit.viewer.name", quoted(&args.viewer)),
+                ("edit.viewer.base_url", quoted(&args.viewer_base_url)),
+                ("edit.embedder.name", quoted(&args.embedder)),
+                ("edit.embedder.base_url", quoted(&args.embedder_base_url)),
             ]),
         }
     }

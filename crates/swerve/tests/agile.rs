@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Behaviour, Replies, examples, swerve};
+use common::{Behaviour, Replies, RunArgs, examples, succeeded};
 use swerve::open;
 use swerve_core::trajectory::{ExitReason, Role, read_trajectory};
 
@@ -16,27 +16,11 @@ fn the_agile_preset_submits_every_task_and_drops_reasoning_outside_the_window() 
     let cache = tempfile::tempdir().unwrap();
     let server = common::start_with(Behaviour::Good, Duration::ZERO, Replies::Agile);
     let out = cache.path().join("run");
-    let output = swerve(
-        cache.path(),
-        &[
-            "run",
-            "--tasks",
-            examples().to_str().unwrap(),
-            "--preset",
-            "agile",
-            "--model",
-            "demo-model",
-            "--base-url",
-            &server.url,
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let output = RunArgs::new(&out)
+        .args(["--preset", "agile"])
+        .served("demo-model", &server.url)
+        .run(cache.path());
+    succeeded(&output);
     let tasks = open::tasks(&examples()).unwrap();
     assert_eq!(tasks.len(), 8);
     for task in &tasks {

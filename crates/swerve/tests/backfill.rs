@@ -12,7 +12,9 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{Received, completion, read_request, respond, root, swerve};
+use common::{
+    Received, completion, read_request, respond, root, stderr, stdout, succeeded, swerve,
+};
 use swerve_agent::reasoning::structure::{self, Structured};
 use swerve_agent::reasoning::window::draw;
 use swerve_agent::reasoning::{ContextPolicy, SendReasoning, Window};
@@ -140,10 +142,6 @@ fn run(cache: &Path, args: &[String]) -> std::process::Output {
     swerve(cache, &args)
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 /// Checks a backfilled trajectory against its source and the teacher's requests for it.
 fn check_backfilled(out: &Path, source: &Trajectory, requests: &[Received]) {
     let id = &source.header.id;
@@ -229,8 +227,8 @@ fn backfills_trajectories_of_every_format_rejects_what_it_cannot_and_resumes() {
     let files = [R2E, SWE_AGENT, MINI, OPENHANDS];
     let args = backfill_args(&out, &teacher.url, &files, &["--concurrency", "2"]);
     let first = run(cache.path(), &args);
-    let stdout = text(&first.stdout);
-    assert!(first.status.success(), "{}\n{stdout}", text(&first.stderr));
+    let printed = stdout(&first);
+    assert!(first.status.success(), "{}\n{printed}", stderr(&first));
 
     let requests = teacher.requests();
     let (r2e, swe_agent, mini, openhands) = (
@@ -294,13 +292,13 @@ fn backfills_trajectories_of_every_format_rejects_what_it_cannot_and_resumes() {
     );
     assert_eq!(summary["failed"].as_array().unwrap().len(), 0);
     assert!(
-        stdout.contains("2 of 4 trajectories backfilled (4 run this time), 2 rejected"),
-        "{stdout}"
+        printed.contains("2 of 4 trajectories backfilled (4 run this time), 2 rejected"),
+        "{printed}"
     );
-    assert!(stdout.contains("(no price for this model)"), "{stdout}");
+    assert!(printed.contains("(no price for this model)"), "{printed}");
     assert!(
-        stdout.contains("REJECTED swe-agent_swe-agent.pydicom__pydicom-1458: step 5"),
-        "{stdout}"
+        printed.contains("REJECTED swe-agent_swe-agent.pydicom__pydicom-1458: step 5"),
+        "{printed}"
     );
 
     // The output feeds the snapshot exporter.
@@ -317,17 +315,16 @@ fn backfills_trajectories_of_every_format_rejects_what_it_cannot_and_resumes() {
             samples.to_str().unwrap(),
         ],
     );
-    assert!(exported.status.success(), "{}", text(&exported.stderr));
+    succeeded(&exported);
     let rows = std::fs::read_to_string(&samples).unwrap().lines().count();
     assert_eq!(rows, r2e.steps.len());
 
     // A rerun has nothing left to do and asks the teacher nothing.
     let again = run(cache.path(), &args);
-    assert!(again.status.success(), "{}", text(&again.stderr));
+    succeeded(&again);
     assert_eq!(teacher.requests().len(), requests.len());
     assert!(
-        text(&again.stdout)
-            .contains("2 of 4 trajectories backfilled (0 run this time), 2 rejected")
+        stdout(&again).contains("2 of 4 trajectories backfilled (0 run this time), 2 rejected")
     );
 
     // Other settings would mix two set-ups in one directory.
@@ -335,9 +332,9 @@ fn backfills_trajectories_of_every_format_rejects_what_it_cannot_and_resumes() {
     let refused = run(cache.path(), &changed);
     assert!(!refused.status.success());
     assert!(
-        text(&refused.stderr).contains("different settings (backfill.window)"),
+        stderr(&refused).contains("different settings (backfill.window)"),
         "{}",
-        text(&refused.stderr)
+        stderr(&refused)
     );
 }
 
@@ -391,7 +388,7 @@ fn a_killed_backfill_leaves_no_partial_output_and_resumes() {
 
     let before = teacher.requests().len();
     let resumed = run(cache.path(), &args);
-    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+    succeeded(&resumed);
     let requests = teacher.requests();
     assert!(
         requests[before..]

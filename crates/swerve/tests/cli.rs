@@ -4,20 +4,16 @@ mod common;
 
 use std::process::Output;
 
-use common::{examples, root, swerve};
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use common::{examples, root, stderr, stdout, succeeded, swerve};
 
 fn assert_clean_failure(output: &Output, expected: &str) {
-    let stderr = text(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "stderr: {stderr}");
+    let printed = stderr(output);
+    assert_eq!(output.status.code(), Some(1), "stderr: {printed}");
     assert!(
-        stderr.contains(expected),
-        "expected {expected:?} in: {stderr}"
+        printed.contains(expected),
+        "expected {expected:?} in: {printed}"
     );
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!printed.contains("panicked"), "{printed}");
 }
 
 #[test]
@@ -36,8 +32,8 @@ fn every_shared_task_file_validates() {
         cache.path(),
         &args.iter().map(String::as_str).collect::<Vec<_>>(),
     );
-    assert!(output.status.success(), "{}", text(&output.stderr));
-    assert_eq!(text(&output.stdout).lines().count(), args.len() - 2);
+    succeeded(&output);
+    assert_eq!(stdout(&output).lines().count(), args.len() - 2);
 }
 
 #[test]
@@ -74,7 +70,7 @@ fn tasks_list_shows_the_examples() {
         &["tasks", "list", "--json", examples().to_str().unwrap()],
     );
     assert!(output.status.success());
-    let rows: Vec<serde_json::Value> = text(&output.stdout)
+    let rows: Vec<serde_json::Value> = stdout(&output)
         .lines()
         .map(|line| serde_json::from_str(line).unwrap())
         .collect();
@@ -102,8 +98,8 @@ fn env_exec_prints_output_and_exits_with_the_command_status() {
         ],
     );
     assert_eq!(output.status.code(), Some(3));
-    assert_eq!(text(&output.stdout), "/testbed\n");
-    assert_eq!(text(&output.stderr), "err\n");
+    assert_eq!(stdout(&output), "/testbed\n");
+    assert_eq!(stderr(&output), "err\n");
 }
 
 #[test]
@@ -126,7 +122,7 @@ fn env_exec_kills_a_command_at_its_timeout() {
         ],
     );
     assert_eq!(output.status.code(), Some(124));
-    assert!(text(&output.stderr).contains("timed out"));
+    assert!(stderr(&output).contains("timed out"));
     assert!(started.elapsed().as_secs() < 10);
 }
 
@@ -201,15 +197,14 @@ fn a_config_file_with_an_unknown_key_is_an_error_naming_it() {
         &["--config", config.to_str().unwrap(), "doctor"],
     );
     assert_clean_failure(&output, "swerve.toml");
-    assert!(text(&output.stderr).contains("netwrok"));
+    assert!(stderr(&output).contains("netwrok"));
 }
 
 #[test]
 fn doctor_reports_the_isolation_in_force() {
     let cache = tempfile::tempdir().unwrap();
     let output = swerve(cache.path(), &["doctor"]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
-    let report = text(&output.stdout);
+    let report = succeeded(&output);
     for line in [
         "namespaces",
         "overlay",
@@ -247,17 +242,17 @@ fn foreign_trajectories_convert_and_show() {
                 out.to_str().unwrap(),
             ],
         );
-        assert!(output.status.success(), "{file}: {}", text(&output.stderr));
+        assert!(output.status.success(), "{file}: {}", stderr(&output));
         assert!(
-            text(&output.stdout).contains(&format!("1 trajectory, {steps} steps")),
+            stdout(&output).contains(&format!("1 trajectory, {steps} steps")),
             "{file}: {}",
-            text(&output.stdout)
+            stdout(&output)
         );
         let shown = swerve(
             cache.path(),
             &["traj", "show", out.to_str().unwrap(), "--width", "3"],
         );
-        let rendered = text(&shown.stdout);
+        let rendered = stdout(&shown);
         assert!(shown.status.success());
         assert!(
             rendered.contains(&format!("── step {steps} ")),

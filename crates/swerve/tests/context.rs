@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-use common::{Behaviour, DemoServer, Replies, examples, swerve};
+use common::{Behaviour, DemoServer, Replies, RunArgs, stderr, succeeded, swerve};
 use quick_xml::events::Event;
 use serde_json::Value;
 use swerve_agent::reasoning::{ContextPolicy, SendReasoning, Window, WindowPolicy};
@@ -40,31 +40,16 @@ impl Run {
         let server = common::start_with(Behaviour::Good, Duration::ZERO, Replies::Agile);
         let dir = cache.path().join("run");
         let tokenizer = format!("run.tokenizer={}", tokenizers::model_dir("qwen3").display());
-        let tasks = examples();
-        let mut args = vec![
-            "run",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--preset",
-            "agile",
-            "--model",
-            "demo-model",
-            "--base-url",
-            &server.url,
-            "--set",
-            "model.mode=completions",
-            "--set",
-            &tokenizer,
-            "--eval",
-            "--samples",
-            samples,
-            "--out",
-            dir.to_str().unwrap(),
-        ];
-        args.extend(extra);
-        args.push(TASK);
-        let output = swerve(cache.path(), &args);
-        assert!(output.status.success(), "{}", stderr(&output));
+        let output = RunArgs::new(&dir)
+            .args(["--preset", "agile"])
+            .served("demo-model", &server.url)
+            .set("model.mode=completions")
+            .set(&tokenizer)
+            .args(["--eval", "--samples", samples])
+            .args(extra)
+            .args([TASK])
+            .run(cache.path());
+        succeeded(&output);
         let files = (0..samples.parse().unwrap())
             .map(|k| dir.join(format!("trajectories/{TASK}__{k}.jsonl")))
             .collect();
@@ -98,15 +83,6 @@ impl Run {
     fn file(&self, sample: usize) -> &str {
         self.files[sample].to_str().unwrap()
     }
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn stdout(output: &Output) -> String {
-    assert!(output.status.success(), "{}", stderr(output));
-    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 fn json_lines(text: &str) -> Vec<Value> {
@@ -153,20 +129,24 @@ fn snapshots_train_each_turn_on_exactly_the_context_the_model_was_sent() {
     let run = Run::agile("2", &[]);
     let out = run.dir.join("snapshots.jsonl");
     let qwen = dir("qwen3");
-    let text = stdout(&run.swerve(&[
-        "data",
-        "snapshots",
-        run.file(0),
-        run.file(1),
-        "--window",
-        "1",
-        "--format",
-        "tokens",
-        "--tokenizer",
-        &qwen,
-        "--out",
-        out.to_str().unwrap(),
-    ]));
+    // Both trajectories' snapshots with a window of 1, as token ids, into `out`.
+    let snapshots = |out: &Path| {
+        succeeded(&run.swerve(&[
+            "data",
+            "snapshots",
+            run.file(0),
+            run.file(1),
+            "--window",
+            "1",
+            "--format",
+            "tokens",
+            "--tokenizer",
+            &qwen,
+            "--out",
+            out.to_str().unwrap(),
+        ]))
+    };
+    let text = snapshots(&out);
     assert!(text.starts_with("2 trajectories, 16 samples, "), "{text}");
     let rows = json_lines(&std::fs::read_to_string(&out).unwrap());
     assert_eq!(rows.len(), 16);
@@ -174,17 +154,7 @@ fn snapshots_train_each_turn_on_exactly_the_context_the_model_was_sent() {
     {
         // The same samples as Parquet: the same rows, ids and masks as lists of integers.
         let parquet = run.dir.join("snapshots.parquet");
-        let mut args = vec![
-            "data",
-            "snapshots",
-            run.file(0),
-            run.file(1),
-            "--window",
-            "1",
-        ];
-        args.extend(["--format", "tokens", "--tokenizer", &qwen]);
-        args.extend(["--out", parquet.to_str().unwrap()]);
-        stdout(&run.swerve(&args));
+        snapshots(&parquet);
         assert_eq!(parquet_rows(&parquet), rows);
     }
     let model = tokenizers::model("qwen3");
@@ -226,7 +196,7 @@ fn snapshots_train_each_turn_on_exactly_the_context_the_model_was_sent() {
 
     // Messages: the context is the request the trajectory records, then the target.
     let messages = run.dir.join("messages.jsonl");
-    stdout(&run.swerve(&[
+    succeeded(&run.swerve(&[
         "data",
         "snapshots",
         run.file(0),
@@ -307,7 +277,7 @@ fn a_window_range_is_drawn_per_trajectory_and_bad_input_names_file_and_record() 
     let call = |args: Vec<String>| run.swerve(&args.iter().map(String::as_str).collect::<Vec<_>>());
     let mut both = args(run.file(0));
     both.insert(3, run.file(1).to_owned());
-    stdout(&call(both));
+    succeeded(&call(both));
     let rows = json_lines(&std::fs::read_to_string(&out).unwrap());
     assert_eq!(rows.len(), 6);
     for row in &rows {
@@ -350,7 +320,7 @@ fn a_window_range_is_drawn_per_trajectory_and_bad_input_names_file_and_record() 
         &dir("llama3_1"),
         "--json",
     ]);
-    let reward = &json_lines(&stdout(&output))[0];
+    let reward = &json_lines(&succeeded(&output))[0];
     assert_eq!(
         (reward["reward"].as_f64(), reward["resolved"].as_f64()),
         (Some(0.0), Some(0.0))
@@ -387,7 +357,7 @@ fn stats_plot_and_reward_measure_the_window_with_the_chat_template() {
         "--json",
     ]);
     assert!(!stderr(&output).contains("warning"), "{}", stderr(&output));
-    let stats = &json_lines(&stdout(&output))[0];
+    let stats = &json_lines(&succeeded(&output))[0];
     assert_eq!(stats["window"], 1);
     assert_eq!(stats["template_drops_reasoning"], false);
     let steps = stats["steps"].as_array().unwrap();
@@ -455,7 +425,7 @@ fn stats_plot_and_reward_measure_the_window_with_the_chat_template() {
         warning.contains("drops the reasoning of earlier turns"),
         "{warning}"
     );
-    assert!(stdout(&output).contains("compression 0.0000 (code)"));
+    assert!(succeeded(&output).contains("compression 0.0000 (code)"));
     let template = qwen3_keeping_reasoning(&run.dir);
     let output = run.swerve(&[
         "context",
@@ -468,12 +438,12 @@ fn stats_plot_and_reward_measure_the_window_with_the_chat_template() {
         "--json",
     ]);
     assert!(stderr(&output).is_empty(), "{}", stderr(&output));
-    let kept = &json_lines(&stdout(&output))[0];
+    let kept = &json_lines(&succeeded(&output))[0];
     assert!(kept["compression_rate"].as_f64().unwrap() > 0.0);
 
     // The figure: well-formed SVG, a polyline per policy with a point per step.
     let svg = run.dir.join("context.svg");
-    stdout(&run.swerve(&[
+    succeeded(&run.swerve(&[
         "context",
         "plot",
         run.file(0),
@@ -536,12 +506,12 @@ fn stats_plot_and_reward_measure_the_window_with_the_chat_template() {
         "0.55",
         "--json",
     ]);
-    let reward = &json_lines(&stdout(&output))[0];
+    let reward = &json_lines(&succeeded(&output))[0];
     let expected = 1.0 + 0.2 * rate.min(0.55);
     assert_eq!(reward["reward"].as_f64(), Some(expected));
     assert_eq!(reward["compression_rate"].as_f64(), Some(rate));
     let before = trajectory.clone();
-    let text = stdout(&run.swerve(&[
+    let text = succeeded(&run.swerve(&[
         "context",
         "reward",
         run.file(0),

@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::edit::{FAILING_TASK, Preset, preset_calls, start};
-use common::{examples, swerve, trajectory_lines};
+use common::{RunArgs, stderr, stdout, trajectory_lines};
 use serde_json::Value;
 
 /// Per call: main model 100 prompt tokens at $10/M and 20 completion tokens at $50/M; the
@@ -26,43 +26,27 @@ fn run_preset(cache: &Path, preset: Preset, extra: &[&str]) -> Run {
     let out = cache.join(format!("{}{}", preset.name(), extra.join("-")));
     let prices = cache.join("prices.toml");
     std::fs::write(&prices, PRICES).unwrap();
-    let sets = [
-        format!("run.prices={}", prices.display()),
-        "edit.viewer.name=viewer-model".to_owned(),
-        format!("edit.viewer.base_url={url}"),
-        "edit.editor.name=editor-model".to_owned(),
-        format!("edit.editor.base_url={url}"),
-    ];
-    let tasks = examples();
-    let mut args = vec![
-        "run",
-        "--tasks",
-        tasks.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--preset",
-        preset.name(),
-        "--model",
-        "main-model",
-        "--base-url",
-        &url,
-    ];
-    for set in &sets {
-        args.extend(["--set", set]);
-    }
-    args.extend(extra);
-    let output = swerve(cache, &args);
+    let output = RunArgs::new(&out)
+        .args(["--preset", preset.name()])
+        .served("main-model", &url)
+        .set(&format!("run.prices={}", prices.display()))
+        .set("edit.viewer.name=viewer-model")
+        .set(&format!("edit.viewer.base_url={url}"))
+        .set("edit.editor.name=editor-model")
+        .set(&format!("edit.editor.base_url={url}"))
+        .args(extra)
+        .run(cache);
     assert!(
         output.status.success(),
         "{}: {}",
         preset.name(),
-        String::from_utf8_lossy(&output.stderr)
+        stderr(&output)
     );
     let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
     let received = received.lock().unwrap().clone();
     Run {
         summary: serde_json::from_str(&summary).unwrap(),
-        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stdout: stdout(&output),
         main_requests: received
             .into_iter()
             .map(|request| request.body)
@@ -351,21 +335,22 @@ fn llm_editor_is_offered_in_every_tool_call_format() {
             ],
             "{format}"
         );
-        let llm_editor = offered_schemas(&run)
-            .into_iter()
-            .find(|tool| tool["function"]["name"] == "llm_editor")
-            .unwrap();
+        // The commands the schema of tool `name` offers.
+        let commands = |name: &str| {
+            let schemas = offered_schemas(&run);
+            let tool = schemas
+                .iter()
+                .find(|tool| tool["function"]["name"] == name)
+                .unwrap();
+            tool["function"]["parameters"]["properties"]["command"]["enum"].clone()
+        };
         assert_eq!(
-            llm_editor["function"]["parameters"]["properties"]["command"]["enum"],
+            commands("llm_editor"),
             serde_json::json!(["create", "edit"]),
             "{format}"
         );
-        let file_editor = offered_schemas(&run)
-            .into_iter()
-            .find(|tool| tool["function"]["name"] == "file_editor")
-            .unwrap();
         assert_eq!(
-            file_editor["function"]["parameters"]["properties"]["command"]["enum"],
+            commands("file_editor"),
             serde_json::json!(["view"]),
             "{format}"
         );

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{Received, sh, start_answering, swerve, trajectory_lines};
+use common::{Received, sh, start_answering, stderr, succeeded, swerve, trajectory_lines};
 use serde_json::Value;
 
 const APP: &str = "BASE = \"http://old.example/api\"  # production\n\n\ndef fetch(path):\n    retries = 1\n    return BASE + path\n";
@@ -82,13 +82,7 @@ fn answer(request: &Received) -> String {
 /// Runs `swerve edit-bench ARGS` in `dir`, which must succeed; its standard output.
 fn edit_bench(dir: &Path, args: &[&str]) -> String {
     let args: Vec<&str> = ["edit-bench"].iter().chain(args).copied().collect();
-    let output = swerve(dir, &args);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    succeeded(&swerve(dir, &args))
 }
 
 /// `edit-bench run` of `data` into `out` with the editor served at `url` and `extra`
@@ -235,22 +229,22 @@ fn errors_name_what_to_give() {
         args.extend_from_slice(extra);
         let output = swerve(dir.path(), &args);
         assert!(!output.status.success());
-        String::from_utf8_lossy(&output.stderr).into_owned()
+        stderr(&output)
     };
-    let stderr = run(&[]);
+    let error = run(&[]);
     assert!(
-        stderr.contains("edit-bench run needs an editor model: --editor NAME --base-url URL"),
-        "{stderr}"
+        error.contains("edit-bench run needs an editor model: --editor NAME --base-url URL"),
+        "{error}"
     );
-    let stderr = run(&["--editor", "m"]);
+    let error = run(&["--editor", "m"]);
     assert!(
-        stderr.contains("edit.editor.name is m but edit.editor.base_url is not set"),
-        "{stderr}"
+        error.contains("edit.editor.name is m but edit.editor.base_url is not set"),
+        "{error}"
     );
-    let stderr = run(&["--editor", "m", "--base-url", "http://127.0.0.1:9/v1"]);
+    let error = run(&["--editor", "m", "--base-url", "http://127.0.0.1:9/v1"]);
     assert!(
-        stderr.contains("data.jsonl line 1: field \"target\": expected a string, found a number"),
-        "{stderr}"
+        error.contains("data.jsonl line 1: field \"target\": expected a string, found a number"),
+        "{error}"
     );
     let output = swerve(
         dir.path(),
@@ -263,9 +257,9 @@ fn errors_name_what_to_give() {
             "x.jsonl",
         ],
     );
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let error = stderr(&output);
     assert!(
-        !output.status.success() && stderr.contains("git log --no-merges"),
-        "{stderr}"
+        !output.status.success() && error.contains("git log --no-merges"),
+        "{error}"
     );
 }

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{examples, swerve, trajectory_lines};
+use common::{RunArgs, stderr, succeeded, swerve, trajectory_lines};
 
 /// Whether the default model is there; a test without it is skipped with a message (and
 /// fails when SWERVE_REQUIRE_EMBEDDED_MODEL is set).
@@ -37,28 +37,16 @@ fn the_embedded_model_drives_a_rollout_end_to_end() {
     let cache = tempfile::tempdir().unwrap();
     let out = cache.path().join("run");
     let id = "swerve-examples__calc-1";
-    let output = swerve(
-        cache.path(),
-        &[
-            "run",
-            "--tasks",
-            examples().to_str().unwrap(),
-            "--model",
-            "embedded",
-            "--max-steps",
-            "2",
-            "--set",
-            "model.sampling.seed=1",
-            "--set",
-            "model.sampling.max_tokens=48",
-            "--out",
-            out.to_str().unwrap(),
-            id,
-        ],
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    assert!(stderr.contains("embedded model: "), "{stderr}");
+    let output = RunArgs::new(&out)
+        .model("embedded")
+        .args(["--max-steps", "2"])
+        .set("model.sampling.seed=1")
+        .set("model.sampling.max_tokens=48")
+        .args([id])
+        .run(cache.path());
+    let printed = stderr(&output);
+    assert!(output.status.success(), "{printed}");
+    assert!(printed.contains("embedded model: "), "{printed}");
     let lines = trajectory_lines(&out.join(format!("trajectories/{id}__0.jsonl")));
     let steps: Vec<_> = lines.iter().filter(|line| line["type"] == "step").collect();
     assert!(!steps.is_empty(), "{lines:?}");
@@ -94,26 +82,15 @@ fn the_embedded_model_drives_a_rollout_end_to_end() {
     assert_eq!(predictions[0]["instance_id"], id);
 
     // --model embedded with a base URL is refused before anything runs, naming both.
-    let output = swerve(
-        cache.path(),
-        &[
-            "run",
-            "--tasks",
-            examples().to_str().unwrap(),
-            "--model",
-            "embedded",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-            "--out",
-            out.to_str().unwrap(),
-            id,
-        ],
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let output = RunArgs::new(&out)
+        .served("embedded", "http://127.0.0.1:9/v1")
+        .args([id])
+        .run(cache.path());
+    let printed = stderr(&output);
     assert!(!output.status.success());
     assert!(
-        stderr.contains("model.base_url") && stderr.contains("embedded"),
-        "{stderr}"
+        printed.contains("model.base_url") && printed.contains("embedded"),
+        "{printed}"
     );
 }
 
@@ -126,36 +103,18 @@ fn the_embedded_model_is_the_editor_subagent_of_a_run() {
     let cache = tempfile::tempdir().unwrap();
     let out = cache.path().join("run");
     let id = common::edit::FAILING_TASK;
-    let tasks = examples();
-    let output = swerve(
-        cache.path(),
-        &[
-            "run",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--preset",
-            "edit-editor",
-            "--model",
-            "main-model",
-            "--base-url",
-            &url,
-            "--set",
-            "edit.editor.name=embedded",
-            "--set",
-            "edit.editor.sampling.max_tokens=24",
-            "--set",
-            "edit.editor.sampling.seed=1",
-            // search, view, bash, then the two edits that go to the editor.
-            "--max-steps",
-            "5",
-            "--out",
-            out.to_str().unwrap(),
-            id,
-        ],
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    assert!(stderr.contains("embedded model: "), "{stderr}");
+    let output = RunArgs::new(&out)
+        .args(["--preset", "edit-editor"])
+        .served("main-model", &url)
+        .set("edit.editor.name=embedded")
+        .set("edit.editor.sampling.max_tokens=24")
+        .set("edit.editor.sampling.seed=1")
+        // search, view, bash, then the two edits that go to the editor.
+        .args(["--max-steps", "5", id])
+        .run(cache.path());
+    let printed = stderr(&output);
+    assert!(output.status.success(), "{printed}");
+    assert!(printed.contains("embedded model: "), "{printed}");
     let lines = trajectory_lines(&out.join(format!("trajectories/{id}__0.jsonl")));
     let editors: Vec<&serde_json::Value> = lines
         .iter()
@@ -212,8 +171,7 @@ fn edit_bench_runs_the_embedded_model_as_its_editor() {
             out.to_str().unwrap(),
         ],
     );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
+    succeeded(&output);
     let results = trajectory_lines(&out.join("results.jsonl"));
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["instance_id"], "rename");

@@ -4,10 +4,19 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::process::Output;
 
-use common::{examples, root, sh, swerve};
+use common::{examples, root, sh, stderr, stdout, succeeded, swerve};
 
 use serde_json::{Value, json};
+
+/// Runs `swerve eval --tasks TASKS --out OUT` with `options` (options and instance ids).
+fn eval(cache: &Path, tasks: &Path, out: &Path, options: &[&str]) -> Output {
+    let mut args = vec!["eval", "--tasks", tasks.to_str().unwrap()];
+    args.extend(options);
+    args.extend(["--out", out.to_str().unwrap()]);
+    swerve(cache, &args)
+}
 
 fn results(out: &Path) -> serde_json::Map<String, Value> {
     let text = std::fs::read_to_string(out.join("results.json")).unwrap();
@@ -70,22 +79,7 @@ fn gold_resolves_and_empty_and_wrong_patches_do_not_on_every_example() {
     let cache = tempfile::tempdir().unwrap();
     let tasks = examples();
     let gold = cache.path().join("gold");
-    let output = swerve(
-        cache.path(),
-        &[
-            "eval",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--gold",
-            "--out",
-            gold.to_str().unwrap(),
-        ],
-    );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    succeeded(&eval(cache.path(), &tasks, &gold, &["--gold"]));
     let rows = example_rows();
     assert!(
         results(&gold)
@@ -98,22 +92,7 @@ fn gold_resolves_and_empty_and_wrong_patches_do_not_on_every_example() {
     assert_eq!(run["resolved_instances"], rows.len());
 
     let empty = cache.path().join("empty");
-    let output = swerve(
-        cache.path(),
-        &[
-            "eval",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--empty",
-            "--out",
-            empty.to_str().unwrap(),
-        ],
-    );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    succeeded(&eval(cache.path(), &tasks, &empty, &["--empty"]));
     for report in results(&empty).values() {
         assert_eq!(report["resolved"], false);
         assert!(
@@ -137,17 +116,11 @@ fn gold_resolves_and_empty_and_wrong_patches_do_not_on_every_example() {
     let predictions = cache.path().join("wrong.jsonl");
     write_jsonl(&predictions, &wrong);
     let out = cache.path().join("wrong");
-    swerve(
+    eval(
         cache.path(),
-        &[
-            "eval",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--predictions",
-            predictions.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
+        &tasks,
+        &out,
+        &["--predictions", predictions.to_str().unwrap()],
     );
     for (id, report) in results(&out) {
         assert_eq!(report["patch_successfully_applied"], true, "{id}: {report}");
@@ -253,25 +226,13 @@ fn repeated_runs_find_no_flaky_test_in_the_examples_but_find_a_planted_one() {
     let cache = tempfile::tempdir().unwrap();
     let tasks = examples();
     let out = cache.path().join("repeat");
-    let output = swerve(
+    let printed = succeeded(&eval(
         cache.path(),
-        &[
-            "eval",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--gold",
-            "--repeat",
-            "5",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(String::from_utf8_lossy(&output.stdout).contains("no flaky test in 5 runs"));
+        &tasks,
+        &out,
+        &["--gold", "--repeat", "5"],
+    ));
+    assert!(printed.contains("no flaky test in 5 runs"));
     assert_eq!(
         std::fs::read_to_string(out.join("flaky.json"))
             .unwrap()
@@ -323,7 +284,7 @@ fn repeated_runs_find_no_flaky_test_in_the_examples_but_find_a_planted_one() {
         flaky,
         json!({"planted__coin-1": ["test_flip (tests.test_coin.Coin.test_flip)"]}),
         "{}",
-        String::from_utf8_lossy(&output.stdout)
+        stdout(&output)
     );
 }
 
@@ -418,11 +379,11 @@ fn bad_inputs_get_classified_errors_while_the_run_goes_on() {
             "3",
         ],
     );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
+    let printed = stderr(&output);
+    assert!(output.status.success(), "{printed}");
     assert!(
-        stderr.contains("preds.jsonl line 3: invalid JSON"),
-        "{stderr}"
+        printed.contains("preds.jsonl line 3: invalid JSON"),
+        "{printed}"
     );
     let reports = results(&out);
     let class = |id: &str| reports[id]["error_class"].clone();
@@ -465,15 +426,12 @@ fn saved_logs_are_regraded_without_running_anything() {
     let cache = tempfile::tempdir().unwrap();
     let tasks = examples();
     let first = cache.path().join("first");
-    swerve(
+    eval(
         cache.path(),
+        &tasks,
+        &first,
         &[
-            "eval",
-            "--tasks",
-            tasks.to_str().unwrap(),
             "--gold",
-            "--out",
-            first.to_str().unwrap(),
             "swerve-examples__calc-1",
             "swerve-examples__spans-1",
         ],
@@ -485,25 +443,18 @@ fn saved_logs_are_regraded_without_running_anything() {
         .replace("_left_associative) ... ok", "_left_associative) ... FAIL");
     std::fs::write(&log_path, log).unwrap();
     let second = cache.path().join("second");
-    let output = swerve(
+    let output = eval(
         cache.path(),
+        &tasks,
+        &second,
         &[
-            "eval",
-            "--tasks",
-            tasks.to_str().unwrap(),
             "--regrade",
             first.to_str().unwrap(),
-            "--out",
-            second.to_str().unwrap(),
             "swerve-examples__calc-1",
             "swerve-examples__spans-1",
         ],
     );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    succeeded(&output);
     let reports = results(&second);
     assert_eq!(reports["swerve-examples__spans-1"]["resolved"], true);
     assert_eq!(reports["swerve-examples__calc-1"]["resolved"], false);

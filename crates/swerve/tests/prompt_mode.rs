@@ -9,7 +9,7 @@ mod tokenizers;
 
 use std::time::Duration;
 
-use common::{Behaviour, examples, swerve};
+use common::{Behaviour, RunArgs, stderr, succeeded};
 use swerve_chat::RenderOptions;
 use swerve_core::trajectory::read_trajectory;
 
@@ -20,30 +20,13 @@ fn each_prompt_is_the_chat_template_rendering_of_the_messages_sent() {
     let out = cache.path().join("run");
     let dir = tokenizers::model_dir("qwen3");
     let tokenizer = format!("run.tokenizer={}", dir.display());
-    let output = swerve(
-        cache.path(),
-        &[
-            "run",
-            "--tasks",
-            examples().to_str().unwrap(),
-            "--model",
-            "demo-model",
-            "--base-url",
-            &server.url,
-            "--set",
-            "model.mode=completions",
-            "--set",
-            &tokenizer,
-            "--out",
-            out.to_str().unwrap(),
-            "swerve-examples__calc-1",
-        ],
-    );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let output = RunArgs::new(&out)
+        .served("demo-model", &server.url)
+        .set("model.mode=completions")
+        .set(&tokenizer)
+        .args(["swerve-examples__calc-1"])
+        .run(cache.path());
+    succeeded(&output);
     let trajectory = read_trajectory(out.join("trajectories/swerve-examples__calc-1__0.jsonl"))
         .unwrap()
         .trajectory;
@@ -72,27 +55,15 @@ fn each_prompt_is_the_chat_template_rendering_of_the_messages_sent() {
 fn prompt_mode_without_a_tokenizer_or_with_native_calls_is_refused() {
     let cache = tempfile::tempdir().unwrap();
     let out = cache.path().join("run");
-    let tasks = examples();
-    let base = [
-        "run",
-        "--tasks",
-        tasks.to_str().unwrap(),
-        "--model",
-        "m",
-        "--base-url",
-        "http://127.0.0.1:9/v1",
-        "--set",
-        "model.mode=completions",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    let output = swerve(cache.path(), &base);
+    let base = RunArgs::new(&out)
+        .served("m", "http://127.0.0.1:9/v1")
+        .set("model.mode=completions");
+    let output = base.run(cache.path());
     assert!(!output.status.success());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("run.tokenizer"));
+    assert!(stderr(&output).contains("run.tokenizer"));
     let tokenizer = format!("run.tokenizer={}", tokenizers::model_dir("qwen3").display());
-    let mut native = base.to_vec();
-    native.extend(["--set", &tokenizer, "--format", "native"]);
-    let output = swerve(cache.path(), &native);
+    let native = base.set(&tokenizer).args(["--format", "native"]);
+    let output = native.run(cache.path());
     assert!(!output.status.success());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("native tool-call format"));
+    assert!(stderr(&output).contains("native tool-call format"));
 }

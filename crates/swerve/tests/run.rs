@@ -7,7 +7,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Behaviour, examples, root, swerve, trajectory_lines};
+use common::{
+    Behaviour, RunArgs, examples, root, stderr, stdout, succeeded, swerve, trajectory_lines,
+};
 use serde_json::Value;
 use swerve::commands::demo;
 use swerve::config::Config;
@@ -21,23 +23,7 @@ fn predictions(out: &Path) -> Vec<Value> {
 fn replaying_every_demonstration_reproduces_its_patch_byte_for_byte() {
     let cache = tempfile::tempdir().unwrap();
     let out = cache.path().join("run");
-    let output = swerve(
-        cache.path(),
-        &[
-            "run",
-            "--tasks",
-            examples().to_str().unwrap(),
-            "--model",
-            "replay",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    succeeded(&RunArgs::new(&out).model("replay").run(cache.path()));
     let config = Config {
         cache_dir: Some(cache.path().to_path_buf()),
         ..Config::default()
@@ -77,46 +63,36 @@ fn replaying_every_demonstration_reproduces_its_patch_byte_for_byte() {
 fn runs_resume_where_they_stopped_and_redo_on_request() {
     let cache = tempfile::tempdir().unwrap();
     let out = cache.path().join("run");
-    let tasks_file = examples();
-    let args = [
-        "run",
-        "--tasks",
-        tasks_file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
+    let args = RunArgs::new(&out).args([
         "--samples",
         "2",
         "swerve-examples__calc-1",
         "swerve-examples__spans-1",
-    ];
-    assert!(swerve(cache.path(), &args).status.success());
-    let again = swerve(cache.path(), &args);
+    ]);
+    assert!(args.run(cache.path()).status.success());
+    let again = args.run(cache.path());
     assert!(
-        String::from_utf8_lossy(&again.stderr).starts_with("0 rollouts to run, 4 already finished"),
+        stderr(&again).starts_with("0 rollouts to run, 4 already finished"),
         "{}",
-        String::from_utf8_lossy(&again.stderr)
+        stderr(&again)
     );
     // Cut one trajectory before its outcome, as a crash would.
     let path = out.join("trajectories/swerve-examples__calc-1__1.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     let cut = text.trim_end().rsplit_once('\n').unwrap().0;
     std::fs::write(&path, format!("{cut}\n")).unwrap();
-    let resumed = swerve(cache.path(), &args);
+    let resumed = args.run(cache.path());
     assert!(
-        String::from_utf8_lossy(&resumed.stderr)
-            .starts_with("1 rollouts to run, 3 already finished"),
+        stderr(&resumed).starts_with("1 rollouts to run, 3 already finished"),
         "{}",
-        String::from_utf8_lossy(&resumed.stderr)
+        stderr(&resumed)
     );
     assert_eq!(
         trajectory_lines(&path).last().unwrap()["exit_reason"],
         "submitted"
     );
-    let redo: Vec<&str> = args.iter().copied().chain(["--redo"]).collect();
-    assert!(
-        String::from_utf8_lossy(&swerve(cache.path(), &redo).stderr)
-            .starts_with("4 rollouts to run")
-    );
+    let redo = args.args(["--redo"]);
+    assert!(stderr(&redo.run(cache.path())).starts_with("4 rollouts to run"));
     let summary: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["rollouts"], 4);
@@ -128,27 +104,11 @@ fn a_served_model_solves_tasks_through_loopback_http_despite_a_server_error() {
     let cache = tempfile::tempdir().unwrap();
     let server = common::start(Behaviour::FirstFails, Duration::ZERO);
     let out = cache.path().join("run");
-    let output = swerve(
-        cache.path(),
-        &[
-            "run",
-            "--tasks",
-            examples().to_str().unwrap(),
-            "--model",
-            "demo-model",
-            "--base-url",
-            &server.url,
-            "--out",
-            out.to_str().unwrap(),
-            "swerve-examples__calc-1",
-            "swerve-examples__pager-1",
-        ],
-    );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let output = RunArgs::new(&out)
+        .served("demo-model", &server.url)
+        .args(["swerve-examples__calc-1", "swerve-examples__pager-1"])
+        .run(cache.path());
+    succeeded(&output);
     let eval = cache.path().join("eval");
     let graded = swerve(
         cache.path(),
@@ -165,9 +125,9 @@ fn a_served_model_solves_tasks_through_loopback_http_despite_a_server_error() {
         ],
     );
     assert!(
-        String::from_utf8_lossy(&graded.stdout).starts_with("2/2 resolved"),
+        stdout(&graded).starts_with("2/2 resolved"),
         "{}",
-        String::from_utf8_lossy(&graded.stdout)
+        stdout(&graded)
     );
     let lines = trajectory_lines(&out.join("trajectories/swerve-examples__calc-1__0.jsonl"));
     assert_eq!(lines[1]["usage"]["prompt_tokens"], 100);
@@ -180,26 +140,11 @@ fn model_failures_end_rollouts_with_the_right_reason_and_never_hang() {
     let server = common::start(Behaviour::BadRequest, Duration::ZERO);
     let out = cache.path().join("bad");
     let started = Instant::now();
-    let output = swerve(
-        cache.path(),
-        &[
-            "run",
-            "--tasks",
-            examples().to_str().unwrap(),
-            "--model",
-            "m",
-            "--base-url",
-            &server.url,
-            "--out",
-            out.to_str().unwrap(),
-            "swerve-examples__calc-1",
-        ],
-    );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let output = RunArgs::new(&out)
+        .served("m", &server.url)
+        .args(["swerve-examples__calc-1"])
+        .run(cache.path());
+    succeeded(&output);
     let outcome = trajectory_lines(&out.join("trajectories/swerve-examples__calc-1__0.jsonl"))
         .pop()
         .unwrap();
@@ -217,31 +162,12 @@ fn a_server_that_stops_answering_times_out() {
     let server = common::start(Behaviour::Silent, Duration::ZERO);
     let out = cache.path().join("silent");
     let started = Instant::now();
-    let tasks = examples();
-    let output = swerve(
-        cache.path(),
-        &[
-            "run",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--model",
-            "m",
-            "--base-url",
-            &server.url,
-            "--out",
-            out.to_str().unwrap(),
-            "--request-timeout",
-            "1",
-            "--max-retries",
-            "1",
-            "swerve-examples__calc-1",
-        ],
-    );
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let output = RunArgs::new(&out)
+        .served("m", &server.url)
+        .args(["--request-timeout", "1", "--max-retries", "1"])
+        .args(["swerve-examples__calc-1"])
+        .run(cache.path());
+    succeeded(&output);
     let outcome = trajectory_lines(&out.join("trajectories/swerve-examples__calc-1__0.jsonl"))
         .pop()
         .unwrap();
@@ -266,22 +192,11 @@ fn a_run_killed_with_sigkill_resumes_and_completes() {
     let cache = tempfile::tempdir().unwrap();
     let server = common::start(Behaviour::Good, Duration::from_millis(150));
     let out = cache.path().join("run");
-    let tasks_file = examples();
-    let args = [
-        "run",
-        "--tasks",
-        tasks_file.to_str().unwrap(),
-        "--model",
-        "demo-model",
-        "--base-url",
-        &server.url,
-        "--out",
-        out.to_str().unwrap(),
-        "--concurrency",
-        "2",
-    ];
+    let args = RunArgs::new(&out)
+        .served("demo-model", &server.url)
+        .args(["--concurrency", "2"]);
     let mut child = Command::new(env!("CARGO_BIN_EXE_swerve"))
-        .args(args)
+        .args(args.strs())
         .env("SWERVE_CACHE_DIR", cache.path())
         .current_dir(root())
         .stdout(Stdio::null())
@@ -305,16 +220,9 @@ fn a_run_killed_with_sigkill_resumes_and_completes() {
         finished_before < tasks.len(),
         "the run finished before it was killed; slow the server down"
     );
-    let resumed = swerve(cache.path(), &args);
-    assert!(
-        resumed.status.success(),
-        "{}",
-        String::from_utf8_lossy(&resumed.stderr)
-    );
-    assert!(
-        String::from_utf8_lossy(&resumed.stderr)
-            .contains(&format!("{finished_before} already finished"))
-    );
+    let resumed = args.run(cache.path());
+    succeeded(&resumed);
+    assert!(stderr(&resumed).contains(&format!("{finished_before} already finished")));
     assert_eq!(predictions(&out).len(), tasks.len());
     for task in &tasks {
         let lines =

@@ -6,40 +6,22 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Behaviour, examples, swerve, trajectory_lines};
+use common::{Behaviour, RunArgs, stderr, stdout, succeeded, swerve, trajectory_lines};
 use serde_json::Value;
-
-fn stderr(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 #[test]
 fn a_preset_and_overrides_reach_the_rollout_and_are_saved_with_the_run() {
     let cache = tempfile::tempdir().unwrap();
     let server = common::start(Behaviour::FirstFails, Duration::ZERO);
     let out = cache.path().join("run");
-    let output = swerve(
-        cache.path(),
-        &[
-            "run",
-            "--tasks",
-            examples().to_str().unwrap(),
-            "--preset",
-            "r2egym",
-            "--model",
-            "demo-model",
-            "--base-url",
-            &server.url,
-            "--set",
-            "agent.max_steps=3",
-            "--set",
-            "model.backoff_base_secs=0.01",
-            "--out",
-            out.to_str().unwrap(),
-            "swerve-examples__calc-1",
-        ],
-    );
-    assert!(output.status.success(), "{}", stderr(&output));
+    let output = RunArgs::new(&out)
+        .args(["--preset", "r2egym"])
+        .served("demo-model", &server.url)
+        .set("agent.max_steps=3")
+        .set("model.backoff_base_secs=0.01")
+        .args(["swerve-examples__calc-1"])
+        .run(cache.path());
+    succeeded(&output);
 
     let saved = std::fs::read_to_string(out.join("config.toml")).unwrap();
     let saved: toml::Table = saved.parse().unwrap();
@@ -79,7 +61,7 @@ fn a_preset_and_overrides_reach_the_rollout_and_are_saved_with_the_run() {
     assert_eq!(summary["process"]["steps_run"], 3);
     assert_eq!(summary["usage"]["prompt_tokens"], 300);
     assert!(summary["process"]["peak_rss_bytes"].as_u64().unwrap() > 1 << 20);
-    assert!(String::from_utf8_lossy(&output.stdout).contains("max_steps"));
+    assert!(stdout(&output).contains("max_steps"));
 }
 
 #[test]
@@ -93,24 +75,12 @@ fn token_and_context_limits_end_rollouts_with_their_reasons() {
         ("agent.max_cost=0", "cost_limit", 0),
     ] {
         let out = cache.path().join(reason);
-        let output = swerve(
-            cache.path(),
-            &[
-                "run",
-                "--tasks",
-                examples().to_str().unwrap(),
-                "--model",
-                "demo-model",
-                "--base-url",
-                &server.url,
-                "--set",
-                limit,
-                "--out",
-                out.to_str().unwrap(),
-                "swerve-examples__calc-1",
-            ],
-        );
-        assert!(output.status.success(), "{}", stderr(&output));
+        let output = RunArgs::new(&out)
+            .served("demo-model", &server.url)
+            .set(limit)
+            .args(["swerve-examples__calc-1"])
+            .run(cache.path());
+        succeeded(&output);
         let lines = trajectory_lines(&out.join("trajectories/swerve-examples__calc-1__0.jsonl"));
         assert_eq!(lines.last().unwrap()["exit_reason"], reason, "{limit}");
         assert_eq!(lines.len(), 1 + steps + 1, "{limit}");
@@ -122,20 +92,10 @@ fn resuming_with_settings_that_change_results_is_refused() {
     let cache = tempfile::tempdir().unwrap();
     let out = cache.path().join("run");
     let run = |extra: &[&str]| {
-        let mut args = vec![
-            "run",
-            "--tasks",
-            examples().to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "swerve-examples__calc-1",
-        ]
-        .into_iter()
-        .map(String::from)
-        .collect::<Vec<_>>();
-        args.extend(extra.iter().map(|arg| arg.to_string()));
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        swerve(cache.path(), &args)
+        RunArgs::new(&out)
+            .args(["swerve-examples__calc-1"])
+            .args(extra)
+            .run(cache.path())
     };
     assert!(run(&["--max-steps", "30"]).status.success());
     let refused = run(&["--max-steps", "40"]);
@@ -148,10 +108,10 @@ fn resuming_with_settings_that_change_results_is_refused() {
     );
     // Settings that do not change results may differ.
     let resumed = run(&["--max-steps", "30", "--concurrency", "3"]);
-    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    succeeded(&resumed);
     assert!(stderr(&resumed).starts_with("0 rollouts to run, 1 already finished"));
     let redone = run(&["--max-steps", "40", "--redo"]);
-    assert!(redone.status.success(), "{}", stderr(&redone));
+    succeeded(&redone);
     let saved = std::fs::read_to_string(out.join("config.toml")).unwrap();
     assert!(saved.contains("max_steps = 40"), "{saved}");
 }
@@ -160,9 +120,6 @@ fn resuming_with_settings_that_change_results_is_refused() {
 fn bad_settings_are_reported_with_their_origin() {
     let cache = tempfile::tempdir().unwrap();
     let out = cache.path().join("run");
-    let out = out.to_str().unwrap();
-    let tasks = examples();
-    let tasks = tasks.to_str().unwrap();
     let cases: [(&[&str], &str); 5] = [
         (&["--set", "agent.max_stpes=3"], "--set agent.max_stpes=3"),
         (&["--preset", "nonesuch"], "unknown preset \"nonesuch\""),
@@ -171,9 +128,7 @@ fn bad_settings_are_reported_with_their_origin() {
         (&["--set", "run.samples=0"], "at least 1"),
     ];
     for (extra, expected) in cases {
-        let mut args = vec!["run", "--tasks", tasks, "--out", out];
-        args.extend_from_slice(extra);
-        let output = swerve(cache.path(), &args);
+        let output = RunArgs::new(&out).args(extra).run(cache.path());
         assert!(!output.status.success(), "{extra:?}");
         assert!(
             stderr(&output).contains(expected),
@@ -209,8 +164,7 @@ fn config_show_prints_the_layers_and_the_result() {
             "agent.max_steps=7",
         ],
     );
-    assert!(output.status.success(), "{}", stderr(&output));
-    let text = String::from_utf8_lossy(&output.stdout);
+    let text = succeeded(&output);
     let layers = text.lines().next().unwrap();
     assert!(
         layers.starts_with("# layers, first to last: swerve's defaults + preset long + ")
@@ -221,7 +175,7 @@ fn config_show_prints_the_layers_and_the_result() {
     assert_eq!(table["agent"]["max_steps"].as_integer(), Some(7));
     assert_eq!(table["agent"]["capture_tokens"].as_bool(), Some(true));
     let presets = swerve(cache.path(), &["config", "presets"]);
-    assert!(String::from_utf8_lossy(&presets.stdout).contains("r2egym"));
+    assert!(stdout(&presets).contains("r2egym"));
 }
 
 #[test]
@@ -229,21 +183,15 @@ fn eval_grades_each_rollout_and_records_the_reward() {
     let cache = tempfile::tempdir().unwrap();
     for (max_steps, reward) in [("50", 1.0), ("2", 0.0)] {
         let out = cache.path().join(format!("run-{max_steps}"));
-        let output = swerve(
-            cache.path(),
-            &[
-                "run",
-                "--tasks",
-                examples().to_str().unwrap(),
+        let output = RunArgs::new(&out)
+            .args([
                 "--eval",
                 "--max-steps",
                 max_steps,
-                "--out",
-                out.to_str().unwrap(),
                 "swerve-examples__calc-1",
-            ],
-        );
-        assert!(output.status.success(), "{}", stderr(&output));
+            ])
+            .run(cache.path());
+        succeeded(&output);
         let lines = trajectory_lines(&out.join("trajectories/swerve-examples__calc-1__0.jsonl"));
         let outcome = lines.last().unwrap();
         assert_eq!(outcome["reward"], reward, "{outcome}");

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{examples, start_cycling, swerve, trajectory_lines};
+use common::{examples, start_cycling, stderr, succeeded, swerve, trajectory_lines};
 use swerve_core::Task;
 use swerve_core::trajectory::{ExitReason, Header, Outcome, Trajectory, write_trajectory};
 
@@ -88,18 +88,10 @@ impl Fixture {
             "world.swr.votes=1",
         ];
         all.extend(args);
-        let output = swerve(self.cache.path(), &all);
-        assert!(
-            output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        let printed = succeeded(&swerve(self.cache.path(), &all));
         let selection =
             serde_json::from_slice(&std::fs::read(out.join("selection.json")).unwrap()).unwrap();
-        (
-            String::from_utf8_lossy(&output.stdout).into_owned(),
-            selection,
-        )
+        (printed, selection)
     }
 }
 
@@ -177,9 +169,9 @@ fn the_oracle_and_the_tests_pick_resolved_candidates() {
         ],
     );
     assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let error = stderr(&output);
     assert!(
-        stderr.contains("have no SWR score: give --tasks FILE"),
-        "{stderr}"
+        error.contains("have no SWR score: give --tasks FILE"),
+        "{error}"
     );
 }

@@ -11,8 +11,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::{
-    Behaviour, Serve, descendants, entries, eventually, examples, http, http_raw,
-    http_request_bytes, trajectory_lines,
+    Behaviour, DemoServer, Serve, descendants, entries, eventually, examples, http,
+    http_request_bytes, stderr, stdout, trajectory_lines,
 };
 use serde_json::{Value, json};
 
@@ -194,7 +194,7 @@ fn a_wrong_or_missing_token_is_401_and_never_echoed() {
         ] {
             let answer = http(&serve.address, method, path, token, Some(&request));
             assert_eq!(answer.status, 401, "{method} {path} with {token:?}");
-            let message = answer.body["error"]["message"].as_str().unwrap();
+            let message = answer.error_message();
             assert!(message.contains("bearer token"), "{message}");
         }
     }
@@ -295,35 +295,12 @@ fn malformed_requests_are_400_naming_the_field() {
         let message = error["message"].as_str().unwrap();
         assert!(message.contains(words), "{request}: {message}");
     }
-    let not_json = http_raw(
-        &serve.address,
-        "POST",
-        "/v1/rollouts",
-        Some(common::SERVE_TOKEN),
-        b"{\"model\": ",
-    );
+    let not_json = serve.call_raw("POST", "/v1/rollouts", b"{\"model\": ");
     assert_eq!(not_json.status, 400);
-    assert!(
-        not_json.body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("not valid JSON")
-    );
-    let big = vec![b' '; 5000];
-    let too_big = http_raw(
-        &serve.address,
-        "POST",
-        "/v1/rollouts",
-        Some(common::SERVE_TOKEN),
-        &big,
-    );
+    assert!(not_json.error_message().contains("not valid JSON"));
+    let too_big = serve.call_raw("POST", "/v1/rollouts", &[b' '; 5000]);
     assert_eq!(too_big.status, 413);
-    assert!(
-        too_big.body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("serve.max_body_bytes")
-    );
+    assert!(too_big.error_message().contains("serve.max_body_bytes"));
     let reward = serve.call(
         "POST",
         "/v1/reward",
@@ -341,12 +318,7 @@ fn malformed_requests_are_400_naming_the_field() {
     assert_eq!(step.status, 404);
     let unknown = serve.call("GET", "/v1/nothing", None);
     assert_eq!(unknown.status, 404);
-    assert!(
-        unknown.body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("/v1/nothing")
-    );
+    assert!(unknown.error_message().contains("/v1/nothing"));
     assert_nothing_left(cache.path(), &serve);
 }
 
@@ -392,12 +364,7 @@ fn a_full_service_answers_429_and_a_client_that_leaves_takes_its_sandbox_with_it
     let busy = serve.call("POST", "/v1/rollouts", Some(&second));
     assert_eq!(busy.status, 429, "{}", busy.body);
     assert_eq!(busy.header("retry-after"), Some("3"));
-    assert!(
-        busy.body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("limit")
-    );
+    assert!(busy.error_message().contains("limit"));
 
     drop(stream);
     assert_nothing_left(cache.path(), &serve);
@@ -509,15 +476,19 @@ fn the_openrlhf_reward_endpoint_grades_the_patch_in_each_response() {
     assert_nothing_left(cache.path(), &serve);
 }
 
-#[test]
-fn shutdown_finishes_in_flight_rollouts_within_the_grace_period_or_records_them() {
-    let tasks = tasks();
-    let (instance_id, _) = &tasks[0];
-    // Within the grace period: the rollout finishes and is answered.
+/// Starts a service with `serve.shutdown_grace_secs = grace`, sends it a rollout of
+/// `instance_id` against `model` and stops it (SIGTERM) once the model has been asked; checks
+/// the service exits cleanly and leaves no workspace. The rollout's answer and the service's
+/// `shutdown.json`.
+fn shut_down_during_a_rollout(
+    instance_id: &str,
+    model: &DemoServer,
+    grace: &str,
+) -> (common::Answer, Value) {
     let cache = tempfile::tempdir().unwrap();
     let out = cache.path().join("serve");
-    let model = common::start(Behaviour::Good, Duration::from_millis(300));
-    let mut serve = Serve::start(cache.path(), &out, &["serve.shutdown_grace_secs=60"]);
+    let grace = format!("serve.shutdown_grace_secs={grace}");
+    let mut serve = Serve::start(cache.path(), &out, &[&grace]);
     let address = serve.address.clone();
     let request = rollout_request(instance_id, 0, &model.url, false);
     let client = std::thread::spawn(move || {
@@ -537,46 +508,32 @@ fn shutdown_finishes_in_flight_rollouts_within_the_grace_period_or_records_them(
     let (status, stderr) = serve.stop();
     assert!(status.success(), "{stderr}");
     let answer = client.join().unwrap();
+    let record: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("shutdown.json")).unwrap()).unwrap();
+    assert!(entries(&cache.path().join("workspaces")).is_empty());
+    (answer, record)
+}
+
+#[test]
+fn shutdown_finishes_in_flight_rollouts_within_the_grace_period_or_records_them() {
+    let tasks = tasks();
+    let (instance_id, _) = &tasks[0];
+    // Within the grace period: the rollout finishes and is answered.
+    let model = common::start(Behaviour::Good, Duration::from_millis(300));
+    let (answer, record) = shut_down_during_a_rollout(instance_id, &model, "60");
     assert_eq!(answer.status, 200, "{}", answer.body);
     assert_eq!(answer.body["exit_reason"], "submitted");
-    let record: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("shutdown.json")).unwrap()).unwrap();
     assert_eq!(record["finished_within_grace"], true, "{record}");
-    assert!(entries(&cache.path().join("workspaces")).is_empty());
 
     // Past the grace period: the rollout is cancelled, its sandbox destroyed, and recorded.
-    let cache = tempfile::tempdir().unwrap();
-    let out = cache.path().join("serve");
     let silent = common::start(Behaviour::Silent, Duration::ZERO);
-    let mut serve = Serve::start(cache.path(), &out, &["serve.shutdown_grace_secs=0.5"]);
-    let address = serve.address.clone();
-    let request = rollout_request(instance_id, 0, &silent.url, false);
-    let client = std::thread::spawn(move || {
-        http(
-            &address,
-            "POST",
-            "/v1/rollouts",
-            Some(common::SERVE_TOKEN),
-            Some(&request),
-        )
-    });
-    assert!(eventually(Duration::from_secs(60), || *silent
-        .requests
-        .lock()
-        .unwrap()
-        > 0));
-    let (status, stderr) = serve.stop();
-    assert!(status.success(), "{stderr}");
-    let answer = client.join().unwrap();
+    let (answer, record) = shut_down_during_a_rollout(instance_id, &silent, "0.5");
     assert_eq!(answer.status, 503, "{}", answer.body);
-    let record: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("shutdown.json")).unwrap()).unwrap();
     assert_eq!(record["finished_within_grace"], false);
     assert_eq!(
         record["interrupted_rollouts"],
         json!([format!("{instance_id}__0")])
     );
-    assert!(entries(&cache.path().join("workspaces")).is_empty());
 }
 
 #[test]
@@ -609,12 +566,8 @@ fn python_shims_drive_a_live_service() {
         .env("SWERVE_SERVE_TOKEN", common::SERVE_TOKEN)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(stdout.contains("smoke test passed"), "{stdout}");
+    let printed = stdout(&output);
+    assert!(output.status.success(), "{printed}{}", stderr(&output));
+    assert!(printed.contains("smoke test passed"), "{printed}");
     assert_nothing_left(cache.path(), &serve);
 }

@@ -12,7 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-use common::{Behaviour, Replies, byte_ids, examples, swerve, trajectory_lines};
+use common::{
+    Behaviour, Replies, RunArgs, byte_ids, examples, stderr, stdout, succeeded, swerve,
+    trajectory_lines,
+};
 use serde_json::Value;
 use swerve_chat::RenderOptions;
 use swerve_core::trajectory::{
@@ -24,14 +27,6 @@ use swerve_train::export::trl::TrlRow;
 use swerve_train::export::verl::{self, VerlRecord};
 
 const TASK: &str = "swerve-examples__calc-1";
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 /// A graded run of `TASK`, two samples, against the loopback model writing its calls as
 /// `replies` says; `extra` adds options.
@@ -45,25 +40,13 @@ impl Run {
         let cache = tempfile::tempdir().unwrap();
         let server = common::start_with(Behaviour::Good, Duration::ZERO, replies);
         let dir = cache.path().join("run");
-        let tasks = examples();
-        let mut args = vec![
-            "run",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--model",
-            "demo-model",
-            "--base-url",
-            &server.url,
-            "--eval",
-            "--samples",
-            "2",
-            "--out",
-            dir.to_str().unwrap(),
-        ];
-        args.extend(extra);
-        args.push(TASK);
-        let output = swerve(cache.path(), &args);
-        assert!(output.status.success(), "{}", stderr(&output));
+        let output = RunArgs::new(&dir)
+            .served("demo-model", &server.url)
+            .args(["--eval", "--samples", "2"])
+            .args(extra)
+            .args([TASK])
+            .run(cache.path());
+        succeeded(&output);
         Self { cache, dir }
     }
 
@@ -159,7 +142,7 @@ fn captured_token_ids_reach_every_trainer_format_unchanged() {
     let config = run.dir.join("config.toml");
     let with_config = ["--config", config.to_str().unwrap()];
     let (path, output) = run.export("skyrl", &with_config);
-    assert!(output.status.success(), "{}", stderr(&output));
+    succeeded(&output);
     let records: Vec<SkyrlStep> = rows(&path);
     skyrl::check(&records).unwrap();
     let steps: Vec<_> = trajectories.iter().flat_map(|t| &t.steps).collect();
@@ -177,18 +160,12 @@ fn captured_token_ids_reach_every_trainer_format_unchanged() {
     // verl: one growing sequence per trajectory; its generated tokens are the captured ones
     // and its observation tokens are the server's prompt between two calls.
     let (path, output) = run.export("verl", &with_config);
-    assert!(output.status.success(), "{}", stderr(&output));
+    succeeded(&output);
     let records: Vec<VerlRecord> = rows(&path);
     assert_eq!(records.len(), 2);
     for (record, trajectory) in records.iter().zip(&trajectories) {
         verl::check(record).unwrap();
-        let generated: Vec<u32> = record
-            .response_ids
-            .iter()
-            .zip(&record.response_mask)
-            .filter(|(_, mask)| **mask == 1)
-            .map(|(id, _)| *id)
-            .collect();
+        let generated = record.generated_ids();
         let captured: Vec<u32> = trajectory
             .steps
             .iter()
@@ -207,12 +184,12 @@ fn captured_token_ids_reach_every_trainer_format_unchanged() {
     // TRL and messages: text rows, every step trained (the demonstration has no format
     // errors); --min-reward above every reward keeps nothing.
     let (path, output) = run.export("trl", &[]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    succeeded(&output);
     let trl: Vec<TrlRow> = rows(&path);
     assert_eq!(trl.len(), steps.len());
     assert_eq!(trl[0].completion[0].text(), steps[0].reply_turn().text());
     let (path, output) = run.export("messages", &["--min-reward", "0.5"]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    succeeded(&output);
     let conversations: Vec<MessagesRow> = rows(&path);
     assert_eq!(conversations.len(), 2);
     let (path, output) = run.export("messages", &["--min-reward", "1.5"]);
@@ -236,7 +213,7 @@ fn captured_token_ids_reach_every_trainer_format_unchanged() {
         args.extend(["--out", snapshots.to_str().unwrap()]);
         args.extend(files.iter().map(String::as_str));
         let output = run.swerve(&args);
-        assert!(output.status.success(), "{}", stderr(&output));
+        succeeded(&output);
         assert_eq!(
             trajectory_lines(&snapshots).len(),
             expected,
@@ -245,29 +222,19 @@ fn captured_token_ids_reach_every_trainer_format_unchanged() {
     }
 
     // Advantages: two identical rollouts are a zero-variance group.
-    let summary = run.swerve(&[
-        "data",
-        "advantages",
-        "--run",
-        run.dir.to_str().unwrap(),
-        "--dynamic-sampling",
-        "--json",
-    ]);
-    assert!(summary.status.success(), "{}", stderr(&summary));
-    let summary: Value = serde_json::from_str(&stdout(&summary)).unwrap();
+    let advantages = |options: &[&str]| {
+        let mut args = vec!["data", "advantages", "--run", run.dir.to_str().unwrap()];
+        args.extend(options);
+        succeeded(&run.swerve(&args))
+    };
+    let summary = advantages(&["--dynamic-sampling", "--json"]);
+    let summary: Value = serde_json::from_str(&summary).unwrap();
     assert_eq!(summary["groups"], 1);
     assert_eq!(summary["dropped_groups"], 1);
     assert_eq!(summary["pass_at_k"]["1"]["value"], 1.0);
     assert_eq!(summary["pass_at_k"]["2"]["value"], 1.0);
     assert!(trajectory_lines(&run.dir.join("advantages.jsonl")).is_empty());
-    let kept = run.swerve(&[
-        "data",
-        "advantages",
-        "--run",
-        run.dir.to_str().unwrap(),
-        "--steps",
-    ]);
-    assert!(kept.status.success(), "{}", stderr(&kept));
+    advantages(&["--steps"]);
     let step_rows = trajectory_lines(&run.dir.join("advantages.jsonl"));
     assert_eq!(step_rows.len(), steps.len());
     assert!(step_rows.iter().all(|row| row["advantage"] == 0.0));
@@ -296,7 +263,7 @@ fn without_captured_ids_exports_fail_unless_retokenizing_is_asked_for() {
         "skyrl",
         &["--retokenize", "--tokenizer", qwen.to_str().unwrap()],
     );
-    assert!(output.status.success(), "{}", stderr(&output));
+    succeeded(&output);
     assert!(stderr(&output).contains("re-tokenized with the chat template"));
     let records: Vec<SkyrlStep> = rows(&path);
     skyrl::check(&records).unwrap();
@@ -316,42 +283,22 @@ fn without_captured_ids_exports_fail_unless_retokenizing_is_asked_for() {
 #[test]
 fn the_compression_bonus_is_refused_in_runs_and_bad_reward_settings_are_named() {
     let cache = tempfile::tempdir().unwrap();
-    let tasks = examples();
-    let out = cache.path().join("run");
-    let refused = swerve(
-        cache.path(),
-        &[
-            "run",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--eval",
-            "--set",
-            "reward.compression_weight=0.2",
-            "--out",
-            out.to_str().unwrap(),
-            TASK,
-        ],
-    );
+    let graded = RunArgs::new(&cache.path().join("run")).args(["--eval"]);
+    let refused = graded
+        .clone()
+        .set("reward.compression_weight=0.2")
+        .args([TASK])
+        .run(cache.path());
     assert!(!refused.status.success());
     assert!(
         stderr(&refused).contains("swerve context reward"),
         "{}",
         stderr(&refused)
     );
-    let negative = swerve(
-        cache.path(),
-        &[
-            "run",
-            "--tasks",
-            tasks.to_str().unwrap(),
-            "--eval",
-            "--set",
-            "reward.format_exit_penalty=-0.5",
-            "--out",
-            out.to_str().unwrap(),
-            TASK,
-        ],
-    );
+    let negative = graded
+        .set("reward.format_exit_penalty=-0.5")
+        .args([TASK])
+        .run(cache.path());
     assert!(
         stderr(&negative).contains("reward.format_exit_penalty is -0.5"),
         "{}",
@@ -391,16 +338,17 @@ fn curation_uses_patch_size_duplicates_determinism_and_past_runs() {
         TASK,
         "swerve-examples__pager-1",
     ]);
-    assert!(graded.status.success(), "{}", stderr(&graded));
+    succeeded(&graded);
 
     let out = work.join("curated.jsonl");
-    let curated = run.swerve(&[
-        "tasks",
-        "curate",
-        "--tasks",
-        tasks.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
+    // `swerve tasks curate` of the task file into `out`, with `filters`.
+    let curate = |filters: &[&str]| {
+        let mut args = vec!["tasks", "curate", "--tasks", tasks.to_str().unwrap()];
+        args.extend(["--out", out.to_str().unwrap()]);
+        args.extend(filters);
+        run.swerve(&args)
+    };
+    let curated = curate(&[
         "--max-lines",
         "10",
         "--dedupe",
@@ -409,7 +357,7 @@ fn curation_uses_patch_size_duplicates_determinism_and_past_runs() {
         "--runs",
         run.dir.to_str().unwrap(),
     ]);
-    assert!(curated.status.success(), "{}", stderr(&curated));
+    succeeded(&curated);
     let decisions = trajectory_lines(&work.join("curated.decisions.jsonl"));
     assert_eq!(decisions.len(), lines.len());
     let reasons = |id: &str| -> String {
@@ -441,16 +389,7 @@ fn curation_uses_patch_size_duplicates_determinism_and_past_runs() {
         .collect();
     assert_eq!(ids, ["swerve-examples__pager-1"]);
 
-    let missing = run.swerve(&[
-        "tasks",
-        "curate",
-        "--tasks",
-        tasks.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--determinism",
-        run.dir.to_str().unwrap(),
-    ]);
+    let missing = curate(&["--determinism", run.dir.to_str().unwrap()]);
     assert!(!missing.status.success());
     assert!(
         stderr(&missing).contains("--gold --repeat N"),
@@ -491,8 +430,7 @@ fn advantages_by_hand_for_each_estimator() {
         ];
         all.extend(args);
         let output = swerve(work.path(), &all);
-        assert!(output.status.success(), "{}", stderr(&output));
-        let summary = serde_json::from_str(&stdout(&output)).unwrap();
+        let summary = serde_json::from_str(&succeeded(&output)).unwrap();
         (summary, trajectory_lines(&run.join("advantages.jsonl")))
     };
     let of = |rows: &[Value], id: &str| -> f64 {

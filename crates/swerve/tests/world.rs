@@ -11,7 +11,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{Behaviour, Received, examples, start_cycling, swerve, trajectory_lines};
+use common::{
+    Behaviour, Received, RunArgs, examples, start_cycling, stderr, succeeded, swerve,
+    trajectory_lines,
+};
 
 const CALC: &str = "swerve-examples__calc-1";
 
@@ -56,13 +59,7 @@ impl Scripted {
 
 /// Runs swerve with `args` and then `models`' settings; panics unless it succeeds.
 fn run_ok(cache: &Path, args: &[&str], models: &[&Scripted]) -> String {
-    let output = run(cache, args, models);
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    succeeded(&run(cache, args, models))
 }
 
 fn run(cache: &Path, args: &[&str], models: &[&Scripted]) -> std::process::Output {
@@ -78,23 +75,12 @@ fn run(cache: &Path, args: &[&str], models: &[&Scripted]) -> std::process::Outpu
 fn run_world(cache: &Path, extra: &[&str], models: &[&Scripted]) -> Vec<serde_json::Value> {
     let agent = common::start(Behaviour::Good, Duration::ZERO);
     let out = cache.join("run");
-    let tasks = examples();
-    let mut args = vec![
-        "run",
-        "--tasks",
-        tasks.to_str().unwrap(),
-        "--model",
-        "demo-model",
-        "--base-url",
-        &agent.url,
-        "--env",
-        "world",
-        "--out",
-        out.to_str().unwrap(),
-    ];
-    args.extend(extra);
-    args.push(CALC);
-    run_ok(cache, &args, models);
+    let args = RunArgs::new(&out)
+        .served("demo-model", &agent.url)
+        .args(["--env", "world"])
+        .args(extra)
+        .args([CALC]);
+    run_ok(cache, &args.strs(), models);
     trajectory_lines(&out.join(format!("trajectories/{CALC}__0.jsonl")))
 }
 
@@ -305,23 +291,11 @@ fn real_runs_record_world_model_samples_that_match_what_ran() {
     let swr = Scripted::new("reward_model", &[r#"{"test_report": "ok", "reward": 1}"#]);
     let out = cache.path().join("run");
     let record = cache.path().join("record");
-    run_ok(
-        cache.path(),
-        &[
-            "run",
-            "--tasks",
-            examples().to_str().unwrap(),
-            "--eval",
-            "--record-world-data",
-            record.to_str().unwrap(),
-            "--set",
-            "world.record.simulate=true",
-            "--out",
-            out.to_str().unwrap(),
-            CALC,
-        ],
-        &[&swt, &swr],
-    );
+    let args = RunArgs::new(&out)
+        .args(["--eval", "--record-world-data", record.to_str().unwrap()])
+        .set("world.record.simulate=true")
+        .args([CALC]);
+    run_ok(cache.path(), &args.strs(), &[&swt, &swr]);
     let lines = trajectory_lines(&out.join(format!("trajectories/{CALC}__0.jsonl")));
     let outcome = lines.last().unwrap();
     assert_eq!(
@@ -437,25 +411,13 @@ fn real_runs_record_world_model_samples_that_match_what_ran() {
 fn recording_refuses_the_world_environment_and_bad_samples_are_located() {
     let cache = tempfile::tempdir().unwrap();
     let swt = Scripted::new("transition_model", &["{}"]);
-    let output = run(
-        cache.path(),
-        &[
-            "run",
-            "--tasks",
-            examples().to_str().unwrap(),
-            "--env",
-            "world",
-            "--record-world-data",
-            cache.path().join("rec").to_str().unwrap(),
-            "--out",
-            cache.path().join("run").to_str().unwrap(),
-            CALC,
-        ],
-        &[&swt],
-    );
+    let args = RunArgs::new(&cache.path().join("run"))
+        .args(["--env", "world", "--record-world-data"])
+        .args([cache.path().join("rec").to_str().unwrap(), CALC]);
+    let output = run(cache.path(), &args.strs(), &[&swt]);
     assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("run.env = \"sandbox\""), "{stderr}");
+    let error = stderr(&output);
+    assert!(error.contains("run.env = \"sandbox\""), "{error}");
 
     let bad = cache.path().join("bad.jsonl");
     std::fs::write(&bad, "{\"kind\": \"swt\"}\n").unwrap();
@@ -465,9 +427,9 @@ fn recording_refuses_the_world_environment_and_bad_samples_are_located() {
         &[],
     );
     assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let error = stderr(&output);
     assert!(
-        stderr.contains("bad.jsonl:1: not a world-model sample"),
-        "{stderr}"
+        error.contains("bad.jsonl:1: not a world-model sample"),
+        "{error}"
     );
 }

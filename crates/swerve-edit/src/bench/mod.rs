@@ -2,13 +2,15 @@
 //! instruction, metadata) mined from a git history ([`mine`](mod@mine)) with instructions from commit
 //! messages or written by a model ([`writer`]), and runs of an editor model over them
 //! ([`run`](mod@run)) scored by format success, exact and normalized match ([`normalize`]) and an
-//! optional judge ([`judge`]).
+//! optional judge ([`judge`]). [`viewers`] compares the LLM viewer with retrieval
+//! baselines (BM25, embeddings) on the same instances.
 
 pub mod instance;
 pub mod judge;
 pub mod mine;
 pub mod normalize;
 pub mod run;
+pub mod viewers;
 pub mod writer;
 
 pub use instance::{BenchError, EditInstance, read_instances, write_jsonl};

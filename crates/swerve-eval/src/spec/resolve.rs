@@ -18,6 +18,7 @@ use super::patch::touched_files;
 use super::recipe::Recipe;
 use super::script::quote;
 use super::table::{EntrySource, RecipeEntry, RecipeTable};
+use crate::report::SpecSummary;
 use crate::status::EvalType;
 
 /// How to test one task. Serializes (as JSON, say) for logs and cache keys.
@@ -64,6 +65,17 @@ impl TestSpec {
             command.push_str(&quote(directive));
         }
         command
+    }
+
+    /// What a report of `task` says it was tested with.
+    pub fn summary(&self, task: &Task) -> SpecSummary {
+        SpecSummary {
+            repo: task.repo.clone(),
+            version: task.version.clone(),
+            log_parser: self.log_parser.clone(),
+            eval_type: self.eval_type,
+            test_command: Some(self.test_cmd.clone()),
+        }
     }
 }
 

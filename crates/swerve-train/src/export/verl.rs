@@ -35,6 +35,18 @@ pub struct VerlRecord {
     pub extra_fields: VerlExtra,
 }
 
+impl VerlRecord {
+    /// The generated tokens: the response ids under mask 1, in order.
+    pub fn generated_ids(&self) -> Vec<u32> {
+        self.response_ids
+            .iter()
+            .zip(&self.response_mask)
+            .filter(|(_, mask)| **mask == 1)
+            .map(|(id, _)| *id)
+            .collect()
+    }
+}
+
 /// `extra_fields` of a [`VerlRecord`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -145,13 +157,7 @@ mod tests {
         );
         assert_eq!((record.reward_score, record.num_turns), (1.0, 6));
         // The generated tokens, read back through the mask, are the captured ones.
-        let generated: Vec<u32> = record
-            .response_ids
-            .iter()
-            .zip(&record.response_mask)
-            .filter(|(_, mask)| **mask == 1)
-            .map(|(id, _)| *id)
-            .collect();
+        let generated = record.generated_ids();
         let captured: Vec<u32> = trajectory
             .steps
             .iter()

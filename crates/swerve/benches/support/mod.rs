@@ -49,6 +49,21 @@ impl Samples {
     }
 }
 
+/// The `p` quantile of `values` (`p` from 0 to 1, nearest rank); NaN when there are none.
+pub fn percentile(values: &[f64], p: f64) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// The mean of `values`.
+pub fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
 /// Times `n` runs of `body` after one untimed warm-up run.
 pub fn time_n(n: usize, mut body: impl FnMut()) -> Samples {
     body();

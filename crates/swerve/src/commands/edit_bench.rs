@@ -3,7 +3,7 @@
 //! written by `[edit.writer]`; `run` sends each instance to the `[edit.editor]` model,
 //! scores it (and asks `[edit.judge]`, when set), and writes `results.jsonl` line by line
 //! and `summary.json` at the end. Each model may be served or the embedded one
-//! (`--editor embedded`).
+//! (`--editor embedded`). `viewers` (the viewer baselines) is in `edit_viewers`.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -25,6 +25,7 @@ pub fn run(config: &Config, command: EditBenchCommand) -> Result<ExitCode> {
     match command {
         EditBenchCommand::Build(args) => build(config, args),
         EditBenchCommand::Run(args) => run_bench(config, args),
+        EditBenchCommand::Viewers(args) => super::edit_viewers::run(config, args),
     }
 }
 
@@ -134,7 +135,7 @@ fn run_bench(config: &Config, args: EditBenchRunArgs) -> Result<ExitCode> {
 }
 
 /// The model a `[edit.ROLE]` section names, served or embedded; `None` when it is not set.
-fn side_model(
+pub(super) fn side_model(
     model: Option<&HttpModelConfig>,
     role: &str,
     config: &Config,
@@ -144,7 +145,7 @@ fn side_model(
         .transpose()
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?)

@@ -7,6 +7,7 @@ mod data;
 pub mod demo;
 mod doctor;
 mod edit_bench;
+mod edit_viewers;
 mod env;
 pub mod eval;
 mod resume;

@@ -31,6 +31,7 @@ const PATH_KEYS: &[&str] = &[
     "edit.editor.ca_cert",
     "edit.judge.ca_cert",
     "edit.writer.ca_cert",
+    "edit.embedder.ca_cert",
     "serve.tasks",
     "serve.out",
 ];

@@ -23,43 +23,26 @@ impl Preset {
     }
 }
 
-const PRESETS: &[Preset] = &[
-    Preset {
-        name: "r2egym",
-        text: include_str!("../../presets/r2egym.toml"),
-    },
-    Preset {
-        name: "native",
-        text: include_str!("../../presets/native.toml"),
-    },
-    Preset {
-        name: "hermes",
-        text: include_str!("../../presets/hermes.toml"),
-    },
-    Preset {
-        name: "long",
-        text: include_str!("../../presets/long.toml"),
-    },
-    Preset {
-        name: "agile",
-        text: include_str!("../../presets/agile.toml"),
-    },
-    Preset {
-        name: "edit-baseline",
-        text: include_str!("../../presets/edit-baseline.toml"),
-    },
-    Preset {
-        name: "edit-viewer",
-        text: include_str!("../../presets/edit-viewer.toml"),
-    },
-    Preset {
-        name: "edit-editor",
-        text: include_str!("../../presets/edit-editor.toml"),
-    },
-    Preset {
-        name: "edit-full",
-        text: include_str!("../../presets/edit-full.toml"),
-    },
+/// The presets named, each read from `presets/<name>.toml`.
+macro_rules! presets {
+    ($($name:literal),* $(,)?) => {
+        &[$(Preset {
+            name: $name,
+            text: include_str!(concat!("../../presets/", $name, ".toml")),
+        }),*]
+    };
+}
+
+const PRESETS: &[Preset] = presets![
+    "r2egym",
+    "native",
+    "hermes",
+    "long",
+    "agile",
+    "edit-baseline",
+    "edit-viewer",
+    "edit-editor",
+    "edit-full",
 ];
 
 /// Every built-in preset.

@@ -82,12 +82,8 @@ impl EvaluationContexts {
             (ErrorClass::Infra, format!("{what}: {error}"))
         };
         let base = self
-            .repos
-            .resolve(task)
-            .and_then(|source| {
-                self.cache
-                    .prepare_base(&task.repo, &source, &task.base_commit)
-            })
+            .cache
+            .prepare_task_base(&self.repos, task)
             .map_err(|error| infra("preparing the base checkout", &error))?;
         let spec = resolve_spec(task, &base.path, &self.recipes)
             .map_err(|error| infra("working out how to test the task", &error))?;
@@ -136,14 +132,7 @@ impl EvaluationContexts {
         if let Err(error) = workspace.destroy() {
             tracing::warn!("cannot remove a grading workspace: {error}");
         }
-        let summary = SpecSummary {
-            repo: task.repo.clone(),
-            version: task.version.clone(),
-            log_parser: spec.log_parser.clone(),
-            eval_type: spec.eval_type,
-            test_command: Some(spec.test_cmd.clone()),
-        };
-        Ok((context, summary))
+        Ok((context, spec.summary(task)))
     }
 }
 

@@ -13,7 +13,12 @@ pub mod select;
 
 use std::time::Duration;
 
-use swerve_core::Shell;
+use swerve_core::{Shell, Task};
+use swerve_tools::WorkspaceFs;
+use swerve_world::tokens::ApproxTokens;
+use swerve_world::{ContextConfig, IssueInputs, Sources, TransitionContext};
+
+use analysis::Analyses;
 
 /// The agent's changes so far, as `git diff` against the base commit (new files included),
 /// computed with a scratch index so the repository's own index is untouched. Empty (and
@@ -28,4 +33,32 @@ pub fn agent_patch(shell: &dyn Shell) -> String {
             String::new()
         }
     }
+}
+
+/// The transition context of `command` in a rollout of `task` working in `workspace`: the
+/// agent's patch so far (read through `shell`), the task's initial analysis, and the files
+/// the command would run, beside their originals in `base` (the repository at the base
+/// commit).
+pub async fn transition_context(
+    analyses: &Analyses,
+    task: &Task,
+    shell: &dyn Shell,
+    workspace: &WorkspaceFs,
+    base: &WorkspaceFs,
+    command: &str,
+    config: &ContextConfig,
+) -> TransitionContext {
+    let patch = agent_patch(shell);
+    let analysis = analyses.get(task).await;
+    let inputs = IssueInputs {
+        task,
+        initial_analysis: analysis.as_deref(),
+        agent_patch: &patch,
+    };
+    let sources = Sources {
+        workspace,
+        original: base,
+        counter: &ApproxTokens,
+    };
+    TransitionContext::assemble(&inputs, command, &sources, config)
 }

@@ -25,13 +25,11 @@ use swerve_world::samples::{
     PredictedGrade, RealGrade, SwrSample, SwtSample, WorldSample, test_report,
 };
 use swerve_world::tokens::ApproxTokens;
-use swerve_world::{
-    IssueInputs, Route, Router, Sources, TransitionContext, bash_command, simulate_command,
-};
+use swerve_world::{Route, Router, TransitionContext, bash_command, simulate_command};
 
-use super::agent_patch;
 use super::analysis::Analyses;
 use super::grading::{EvaluationContexts, SwrGrader};
+use super::transition_context;
 
 /// What every rollout of a recording run shares.
 pub struct Recorder {
@@ -170,20 +168,16 @@ impl CallInterceptor for RecordingInterceptor {
             return None;
         }
         let recorder = &self.recorder;
-        let patch = agent_patch(self.shell.as_ref());
-        let analysis = self.runtime.block_on(recorder.analyses().get(&self.task));
-        let inputs = IssueInputs {
-            task: &self.task,
-            initial_analysis: analysis.as_deref(),
-            agent_patch: &patch,
-        };
-        let sources = Sources {
-            workspace: fs,
-            original: &self.base,
-            counter: &ApproxTokens,
-        };
         let world = &recorder.contexts.world;
-        let context = TransitionContext::assemble(&inputs, &command, &sources, &world.context);
+        let context = self.runtime.block_on(transition_context(
+            recorder.analyses(),
+            &self.task,
+            self.shell.as_ref(),
+            fs,
+            &self.base,
+            &command,
+            &world.context,
+        ));
         let simulated = recorder.transition.as_ref().map(|model| {
             self.runtime.block_on(simulate_command(
                 model.as_ref(),

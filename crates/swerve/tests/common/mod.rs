@@ -1,4 +1,6 @@
-//! Shared by the end-to-end tests: paths, and a loopback OpenAI-compatible server that answers
+//! Shared by the end-to-end tests: paths, running the swerve binary ([`swerve`], the
+//! arguments of a `swerve run` built by [`RunArgs`], its output read by [`succeeded`],
+//! [`stdout`] and [`stderr`]), and a loopback OpenAI-compatible server that answers
 //! each session (`X-Session-ID`, the rollout id) with that task's demonstration, call by call,
 //! in plain XML or in SWE-AGILE's reasoning structure ([`Replies`]). Which call comes next
 //! follows from the request itself (the assistant turns it holds), so a rollout started over
@@ -7,6 +9,7 @@
 #![allow(dead_code)]
 
 pub mod edit;
+pub mod embeddings;
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -35,6 +38,72 @@ pub fn swerve(cache: &Path, args: &[&str]) -> Output {
         .current_dir(root())
         .output()
         .unwrap()
+}
+
+/// What a command printed on stdout, as text.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// What a command printed on stderr, as text.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Panics with the command's stderr unless it succeeded; its stdout.
+pub fn succeeded(output: &Output) -> String {
+    assert!(output.status.success(), "{}", stderr(output));
+    stdout(output)
+}
+
+/// The arguments of a `swerve run` over the bundled tasks, built option by option (in the
+/// order given): `RunArgs::new(&out).served("demo-model", &url).set("k=v").args(["--eval"])`.
+#[derive(Clone, Debug)]
+pub struct RunArgs(Vec<String>);
+
+impl RunArgs {
+    /// `run --tasks <the bundled tasks> --out OUT`.
+    pub fn new(out: &Path) -> Self {
+        Self(Vec::new()).args([
+            "run",
+            "--tasks",
+            examples().to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    }
+
+    /// `--model NAME`.
+    pub fn model(self, name: &str) -> Self {
+        self.args(["--model", name])
+    }
+
+    /// `--model NAME --base-url URL`: a served model.
+    pub fn served(self, name: &str, url: &str) -> Self {
+        self.model(name).args(["--base-url", url])
+    }
+
+    /// `--set SETTING` (`KEY=VALUE`).
+    pub fn set(self, setting: &str) -> Self {
+        self.args(["--set", setting])
+    }
+
+    /// More arguments as they are: options, their values, instance ids.
+    pub fn args<S: AsRef<str>>(mut self, args: impl IntoIterator<Item = S>) -> Self {
+        self.0
+            .extend(args.into_iter().map(|arg| arg.as_ref().to_owned()));
+        self
+    }
+
+    /// The arguments.
+    pub fn strs(&self) -> Vec<&str> {
+        self.0.iter().map(String::as_str).collect()
+    }
+
+    /// Runs swerve with these arguments and the cache directory `cache`.
+    pub fn run(&self, cache: &Path) -> Output {
+        swerve(cache, &self.strs())
+    }
 }
 
 /// Runs a shell command on the host in `dir`, panicking on failure; returns its stdout.
@@ -446,6 +515,11 @@ impl Serve {
         http(&self.address, method, path, Some(SERVE_TOKEN), body)
     }
 
+    /// Like [`Serve::call`] with a raw body.
+    pub fn call_raw(&self, method: &str, path: &str, body: &[u8]) -> Answer {
+        http_raw(&self.address, method, path, Some(SERVE_TOKEN), body)
+    }
+
     /// SIGTERM, then waits for the exit; returns the exit status and stderr.
     pub fn stop(&mut self) -> (std::process::ExitStatus, String) {
         let _ = Command::new("kill")
@@ -479,6 +553,11 @@ pub struct Answer {
 }
 
 impl Answer {
+    /// The `error.message` of an error answer (empty when there is none).
+    pub fn error_message(&self) -> &str {
+        self.body["error"]["message"].as_str().unwrap_or("")
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()

@@ -13,17 +13,13 @@ use serde::Serialize;
 use swerve_core::{Shell, Task, ToolCall};
 use swerve_llm::Model;
 use swerve_tools::{CallInterceptor, ToolConfig, ToolResult, WorkspaceFs};
-use swerve_world::tokens::ApproxTokens;
-use swerve_world::{
-    IssueInputs, Route, Router, Sources, TransitionContext, WorldConfig, bash_command,
-    simulate_command,
-};
+use swerve_world::{Route, Router, WorldConfig, bash_command, simulate_command};
 
 use crate::config::{Config, EnvKind, EvaluatorKind};
 use crate::world::analysis::Analyses;
 use crate::world::grading::{EvaluationContexts, SwrGrader};
 use crate::world::record::Recorder;
-use crate::world::{agent_patch, models};
+use crate::world::{models, transition_context};
 
 /// How a rollout's commands were routed, recorded in its outcome (`extra.world`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -122,24 +118,15 @@ impl CallInterceptor for WorldInterceptor {
             }
             Route::Simulated => {
                 let command = bash_command(call)?;
-                let patch = agent_patch(self.shell.as_ref());
-                let analysis = self.runtime.block_on(self.world.analyses.get(&self.task));
-                let inputs = IssueInputs {
-                    task: &self.task,
-                    initial_analysis: analysis.as_deref(),
-                    agent_patch: &patch,
-                };
-                let sources = Sources {
-                    workspace: fs,
-                    original: &self.base,
-                    counter: &ApproxTokens,
-                };
-                let context = TransitionContext::assemble(
-                    &inputs,
+                let context = self.runtime.block_on(transition_context(
+                    &self.world.analyses,
+                    &self.task,
+                    self.shell.as_ref(),
+                    fs,
+                    &self.base,
                     &command,
-                    &sources,
                     &self.world.config.context,
-                );
+                ));
                 let outcome = self.runtime.block_on(simulate_command(
                     self.world.model.as_ref(),
                     &context,

@@ -22,7 +22,7 @@ use swerve_tools::Toolbox;
 use swerve_tools::formats::{ModelOutput, NativeToolCall, ToolFormat};
 
 use super::errors::{ApiError, read_json};
-use super::requests::{EnvRequest, StepRequest, checked_id, overridden};
+use super::requests::{EnvRequest, StepRequest, overridden};
 use super::reward;
 use super::service::Service;
 use crate::commands::run::rollout::Evaluation;
@@ -144,8 +144,7 @@ pub async fn create(
     State(service): State<Arc<Service>>,
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
-    service.check_open()?;
-    let request: EnvRequest = read_json(body, service.serve.max_body_bytes).await?;
+    let request: EnvRequest = service.new_work(body).await?;
     let task = service
         .tasks
         .resolve(request.task.as_ref(), request.task_id.as_deref())?;
@@ -155,10 +154,7 @@ pub async fn create(
         .map_err(|error| ApiError::bad_field("overrides", format!("{error:#}")))?;
     let prompts = Prompts::new(&config.prompts)
         .map_err(|error| ApiError::bad_field("overrides", error.to_string()))?;
-    let id = match &request.session_id {
-        Some(id) => checked_id(id, "session_id")?,
-        None => service.new_id("env"),
-    };
+    let id = service.session_id(request.session_id.as_deref(), "env")?;
     let envs = &service.envs;
     let slot = Arc::new(Slot {
         env: Arc::default(),

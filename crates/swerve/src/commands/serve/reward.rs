@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use swerve_core::trajectory::Outcome;
 use swerve_eval::report::InstanceReport;
 
-use super::errors::{ApiError, read_json};
+use super::errors::ApiError;
 use super::patch_text::patch_in;
 use super::requests::RewardRequest;
 use super::service::Service;
@@ -43,8 +43,7 @@ pub async fn openrlhf(
     State(service): State<Arc<Service>>,
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
-    service.check_open()?;
-    let request: RewardRequest = read_json(body, service.serve.max_body_bytes).await?;
+    let request: RewardRequest = service.new_work(body).await?;
     let samples = request.query.len();
     if request.labels.len() != samples {
         return Err(ApiError::bad_field(

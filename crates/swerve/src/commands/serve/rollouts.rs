@@ -16,8 +16,8 @@ use swerve_core::Task;
 use swerve_core::trajectory::Outcome;
 use tokio::task::AbortHandle;
 
-use super::errors::{ApiError, read_json};
-use super::requests::{RolloutRequest, checked_id, overridden};
+use super::errors::ApiError;
+use super::requests::{RolloutRequest, overridden};
 use super::reward;
 use super::service::Service;
 use crate::commands::run::models::{ModelSource, REPLAY};
@@ -141,16 +141,12 @@ pub async fn create(
     State(service): State<Arc<Service>>,
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
-    service.check_open()?;
-    let request: RolloutRequest = read_json(body, service.serve.max_body_bytes).await?;
+    let request: RolloutRequest = service.new_work(body).await?;
     let task = service
         .tasks
         .resolve(request.task.as_ref(), request.task_id.as_deref())?;
     let (shared, model) = prepare(&service, &request, &task)?;
-    let id = match &request.session_id {
-        Some(id) => checked_id(id, "session_id")?,
-        None => service.new_id("rollout"),
-    };
+    let id = service.session_id(request.session_id.as_deref(), "rollout")?;
     let permit = service.slots.acquire().await?;
     let rollout = Rollout::named(&service.serve.out, &task, 0, id.clone());
     service

@@ -6,11 +6,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result, bail};
+use axum::body::Body;
 use axum::http::{HeaderMap, Uri, header};
+use serde::de::DeserializeOwned;
 
 use super::envs::Envs;
-use super::errors::ApiError;
-use super::requests::TaskIndex;
+use super::errors::{ApiError, read_json};
+use super::requests::{TaskIndex, checked_id};
 use super::rollouts::Rollouts;
 use super::slots::Slots;
 use crate::config::Config;
@@ -118,6 +120,22 @@ impl Service {
         match self.shutting_down.load(Ordering::SeqCst) {
             true => Err(ApiError::shutting_down()),
             false => Ok(()),
+        }
+    }
+
+    /// The body of a request for new work, read as JSON into `T` (errors name the field);
+    /// a 503 once shutdown has begun.
+    pub async fn new_work<T: DeserializeOwned>(&self, body: Body) -> Result<T, ApiError> {
+        self.check_open()?;
+        read_json(body, self.serve.max_body_bytes).await
+    }
+
+    /// The id of a new rollout or environment: the request's `session_id`, checked, else a
+    /// [new id](Self::new_id) of `kind`.
+    pub fn session_id(&self, given: Option<&str>, kind: &str) -> Result<String, ApiError> {
+        match given {
+            Some(id) => checked_id(id, "session_id"),
+            None => Ok(self.new_id(kind)),
         }
     }
 
