@@ -1,7 +1,7 @@
 //! Writing files so that readers see the old content or the new, never half of it.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter};
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -26,6 +26,13 @@ pub fn write_atomically(
         let _ = fs::remove_file(&temp_path);
     }
     result
+}
+
+/// Writes `value` as pretty-printed JSON and a final newline to `path`, atomically.
+pub fn write_json_atomically(path: &Path, value: &impl serde::Serialize) -> io::Result<()> {
+    let mut json = serde_json::to_vec_pretty(value)?;
+    json.push(b'\n');
+    write_atomically(path, |out| out.write_all(&json))
 }
 
 /// Creates a new, uniquely named hidden file next to `path`.
@@ -57,4 +64,31 @@ fn create_temp_sibling(path: &Path) -> io::Result<(PathBuf, File)> {
         io::ErrorKind::AlreadyExists,
         "no free temporary file name next to the target",
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_is_pretty_with_a_final_newline_and_a_failed_write_keeps_the_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("summary.json");
+        write_json_atomically(&path, &serde_json::json!({"a": [1, 2]})).unwrap();
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "{\n  \"a\": [\n    1,\n    2\n  ]\n}\n"
+        );
+        let failed = write_atomically(&path, |out| {
+            out.write_all(b"half")?;
+            Err(io::Error::other("interrupted"))
+        });
+        assert!(failed.is_err());
+        assert!(fs::read_to_string(&path).unwrap().starts_with("{\n"));
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temporary left"
+        );
+    }
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-use common::{Behaviour, DemoServer, Replies, RunArgs, stderr, succeeded, swerve};
+use common::{Behaviour, DemoServer, Replies, RunArgs, failed, stderr, succeeded, swerve};
 use quick_xml::events::Event;
 use serde_json::Value;
 use swerve_agent::reasoning::{ContextPolicy, SendReasoning, Window, WindowPolicy};
@@ -297,8 +297,7 @@ fn a_window_range_is_drawn_per_trajectory_and_bad_input_names_file_and_record() 
     std::fs::write(&broken, lines.join("\n") + "\n").unwrap();
     let before = std::fs::read_to_string(&out).unwrap();
     let output = call(args(broken.to_str().unwrap()));
-    assert!(!output.status.success());
-    let error = stderr(&output);
+    let error = failed(&output);
     assert!(
         error.contains("broken.jsonl line 3") && error.contains("response_text"),
         "{error}"

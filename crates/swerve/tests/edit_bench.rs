@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{Received, sh, start_answering, stderr, succeeded, swerve, trajectory_lines};
+use common::{Received, failed, sh, start_answering, stderr, succeeded, swerve, trajectory_lines};
 use serde_json::Value;
 
 const APP: &str = "BASE = \"http://old.example/api\"  # production\n\n\ndef fetch(path):\n    retries = 1\n    return BASE + path\n";
@@ -228,8 +228,7 @@ fn errors_name_what_to_give() {
         ];
         args.extend_from_slice(extra);
         let output = swerve(dir.path(), &args);
-        assert!(!output.status.success());
-        stderr(&output)
+        failed(&output)
     };
     let error = run(&[]);
     assert!(

@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 
 use common::embeddings::bag_of_words;
-use common::{Received, completion, start_answering_json, stderr, succeeded, swerve};
+use common::{Received, completion, failed, start_answering_json, succeeded, swerve};
 use serde_json::{Value, json};
 
 /// The embeddings endpoint's vocabulary.
@@ -268,8 +268,7 @@ fn errors_name_what_to_give() {
         ];
         args.extend_from_slice(extra);
         let output = swerve(dir.path(), &args);
-        assert!(!output.status.success());
-        stderr(&output)
+        failed(&output)
     };
     let text = fails(&["--methods", "bm25,embedding"]);
     assert!(

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{examples, start_cycling, stderr, succeeded, swerve, trajectory_lines};
+use common::{examples, failed, start_cycling, succeeded, swerve, trajectory_lines};
 use swerve_core::Task;
 use swerve_core::trajectory::{ExitReason, Header, Outcome, Trajectory, write_trajectory};
 
@@ -168,8 +168,7 @@ fn the_oracle_and_the_tests_pick_resolved_candidates() {
             fixture.cache.path().join("x").to_str().unwrap(),
         ],
     );
-    assert!(!output.status.success());
-    let error = stderr(&output);
+    let error = failed(&output);
     assert!(
         error.contains("have no SWR score: give --tasks FILE"),
         "{error}"

@@ -13,7 +13,7 @@ use std::process::Output;
 use std::time::Duration;
 
 use common::{
-    Behaviour, Replies, RunArgs, byte_ids, examples, stderr, stdout, succeeded, swerve,
+    Behaviour, Replies, RunArgs, byte_ids, examples, failed, stderr, stdout, succeeded, swerve,
     trajectory_lines,
 };
 use serde_json::Value;
@@ -244,8 +244,7 @@ fn captured_token_ids_reach_every_trainer_format_unchanged() {
 fn without_captured_ids_exports_fail_unless_retokenizing_is_asked_for() {
     let run = Run::new(Replies::Plain, &[]);
     let (path, output) = run.export("skyrl", &[]);
-    assert!(!output.status.success());
-    let message = stderr(&output);
+    let message = failed(&output);
     assert!(
         message.contains(&format!(
             "trajectory {TASK}__0 step 0: no captured token ids"
@@ -501,8 +500,7 @@ fn advantages_by_hand_for_each_estimator() {
         work.path(),
         &["data", "advantages", "--run", run.to_str().unwrap()],
     );
-    assert!(!output.status.success());
-    let message = stderr(&output);
+    let message = failed(&output);
     assert!(message.contains(ungraded.to_str().unwrap()), "{message}");
     assert!(
         message.contains("trajectory c__0: no outcome record"),

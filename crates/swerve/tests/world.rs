@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{
-    Behaviour, Received, RunArgs, examples, start_cycling, stderr, succeeded, swerve,
+    Behaviour, Received, RunArgs, examples, failed, start_cycling, succeeded, swerve,
     trajectory_lines,
 };
 
@@ -415,8 +415,7 @@ fn recording_refuses_the_world_environment_and_bad_samples_are_located() {
         .args(["--env", "world", "--record-world-data"])
         .args([cache.path().join("rec").to_str().unwrap(), CALC]);
     let output = run(cache.path(), &args.strs(), &[&swt]);
-    assert!(!output.status.success());
-    let error = stderr(&output);
+    let error = failed(&output);
     assert!(error.contains("run.env = \"sandbox\""), "{error}");
 
     let bad = cache.path().join("bad.jsonl");
@@ -426,8 +425,7 @@ fn recording_refuses_the_world_environment_and_bad_samples_are_located() {
         &["world", "fidelity", bad.to_str().unwrap()],
         &[],
     );
-    assert!(!output.status.success());
-    let error = stderr(&output);
+    let error = failed(&output);
     assert!(
         error.contains("bad.jsonl:1: not a world-model sample"),
         "{error}"

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use swerve_core::atomic::write_atomically;
+use swerve_core::atomic::write_json_atomically;
 use swerve_edit::bench::writer::write_instructions;
 use swerve_edit::bench::{
     MineOptions, Rate, RunOptions, Summary, mine, read_instances, run_and_summarize, write_jsonl,
@@ -125,11 +125,8 @@ fn run_bench(config: &Config, args: EditBenchRunArgs) -> Result<ExitCode> {
         ))
         .with_context(|| format!("cannot write {}", results_path.display()))?;
     let summary_path = args.out.join("summary.json");
-    write_atomically(&summary_path, |out| {
-        serde_json::to_writer_pretty(&mut *out, &summary)?;
-        out.write_all(b"\n")
-    })
-    .with_context(|| format!("cannot write {}", summary_path.display()))?;
+    write_json_atomically(&summary_path, &summary)
+        .with_context(|| format!("cannot write {}", summary_path.display()))?;
     print_summary(&summary);
     Ok(ExitCode::SUCCESS)
 }

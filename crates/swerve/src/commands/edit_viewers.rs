@@ -4,11 +4,10 @@
 //! and writes `viewers.jsonl`, `viewers-summary.json` (both atomically) and a table.
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
-use swerve_core::atomic::write_atomically;
+use swerve_core::atomic::write_json_atomically;
 use swerve_edit::bench::viewers::{
     Bm25, CompareOptions, LONG_FILE_LINES, Method, Stats, Viewer, ViewersSummary, compare,
 };
@@ -76,11 +75,8 @@ pub fn run(config: &Config, args: EditBenchViewersArgs) -> Result<ExitCode> {
     let (records, summary) = runtime()?.block_on(compare(&instances, &viewers, &options));
     write_jsonl(&args.out.join("viewers.jsonl"), &records)?;
     let summary_path = args.out.join("viewers-summary.json");
-    write_atomically(&summary_path, |out| {
-        serde_json::to_writer_pretty(&mut *out, &summary)?;
-        out.write_all(b"\n")
-    })
-    .with_context(|| format!("cannot write {}", summary_path.display()))?;
+    write_json_atomically(&summary_path, &summary)
+        .with_context(|| format!("cannot write {}", summary_path.display()))?;
     print_summary(&summary);
     Ok(ExitCode::SUCCESS)
 }

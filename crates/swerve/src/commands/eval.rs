@@ -8,7 +8,6 @@
 //! instead ([`swr`]).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -17,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use swerve_core::Task;
-use swerve_core::atomic::write_atomically;
+use swerve_core::atomic::write_json_atomically;
 use swerve_eval::evaluate::{EvalSettings, Evaluator, grade_log};
 use swerve_eval::predictions::load_predictions;
 use swerve_eval::report::{InstanceReport, ReportFile, RunReport};
@@ -282,9 +281,7 @@ fn write_reports(
 }
 
 fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<()> {
-    let json = serde_json::to_vec_pretty(value)?;
-    write_atomically(path, |out| out.write_all(&json))
-        .with_context(|| format!("cannot write {}", path.display()))
+    write_json_atomically(path, value).with_context(|| format!("cannot write {}", path.display()))
 }
 
 fn summarize(results: &[(String, Option<InstanceReport>)], mode: Mode) {

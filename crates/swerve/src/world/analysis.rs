@@ -4,13 +4,12 @@
 //! Concurrent rollouts of one task wait for a single generation.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 use swerve_core::Task;
-use swerve_core::atomic::write_atomically;
+use swerve_core::atomic::write_json_atomically;
 use swerve_eval::evaluate::sha256;
 use swerve_llm::Model;
 use swerve_world::WorldConfig;
@@ -131,10 +130,8 @@ impl Analyses {
             prompt_sha256,
             analysis: analysis.text,
         };
-        let stored = std::fs::create_dir_all(&self.dir).and_then(|()| {
-            let json = serde_json::to_vec_pretty(&cached)?;
-            write_atomically(&path, |out| out.write_all(&json))
-        });
+        let stored =
+            std::fs::create_dir_all(&self.dir).and_then(|()| write_json_atomically(&path, &cached));
         if let Err(error) = stored {
             tracing::warn!("cannot cache the analysis at {}: {error}", path.display());
         }

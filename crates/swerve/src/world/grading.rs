@@ -5,14 +5,13 @@
 //! the test spec. The report is SWE-bench's per-instance report, marked as predicted
 //! (`"evaluator": "swr"`) and carrying the votes.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
 use serde::Serialize;
-use swerve_core::atomic::write_atomically;
+use swerve_core::atomic::write_json_atomically;
 use swerve_core::{Shell, Task};
 use swerve_eval::apply::{apply_patch, write_file};
 use swerve_eval::evaluate::sha256;
@@ -318,10 +317,8 @@ impl SwrGrader {
             None => dir.clone(),
         }
         .join(&task.instance_id);
-        let saved = std::fs::create_dir_all(&dir).and_then(|()| {
-            let json = serde_json::to_vec_pretty(scored)?;
-            write_atomically(&dir.join("swr.json"), |out| out.write_all(&json))
-        });
+        let saved = std::fs::create_dir_all(&dir)
+            .and_then(|()| write_json_atomically(&dir.join("swr.json"), scored));
         if let Err(error) = saved {
             tracing::warn!(
                 "cannot save the reward model's votes in {}: {error}",

@@ -50,6 +50,12 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// Panics with the command's stdout unless it failed; its stderr.
+pub fn failed(output: &Output) -> String {
+    assert!(!output.status.success(), "succeeded: {}", stdout(output));
+    stderr(output)
+}
+
 /// Panics with the command's stderr unless it succeeded; its stdout.
 pub fn succeeded(output: &Output) -> String {
     assert!(output.status.success(), "{}", stderr(output));

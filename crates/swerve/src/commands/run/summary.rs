@@ -10,7 +10,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::Serialize;
 use serde_json::json;
-use swerve_core::atomic::write_atomically;
+use swerve_core::atomic::{write_atomically, write_json_atomically};
 use swerve_core::trajectory::{ExitReason, Usage, read_trajectory};
 use swerve_edit::{EditMetrics, EditSummary};
 
@@ -146,8 +146,7 @@ pub fn summarize(
     write_atomically(&path, |file| file.write_all(predictions.as_bytes()))
         .with_context(|| format!("cannot write {}", path.display()))?;
     let path = out.join("summary.json");
-    let json = serde_json::to_vec_pretty(&summary)?;
-    write_atomically(&path, |file| file.write_all(&json))
+    write_json_atomically(&path, &summary)
         .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(summary)
 }

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use serde_json::json;
-use swerve_core::atomic::write_atomically;
+use swerve_core::atomic::write_json_atomically;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::Notify;
 
@@ -113,11 +113,8 @@ async fn serve(service: Arc<Service>) -> Result<ExitCode> {
         "environments_closed": envs_closed,
     });
     let path = serve.out.join("shutdown.json");
-    write_atomically(&path, |out| {
-        serde_json::to_writer_pretty(&mut *out, &record)?;
-        writeln!(out)
-    })
-    .with_context(|| format!("cannot write {}", path.display()))?;
+    write_json_atomically(&path, &record)
+        .with_context(|| format!("cannot write {}", path.display()))?;
     eprintln!(
         "stopped: {} rollouts interrupted, {envs_closed} environments closed ({})",
         interrupted.len(),

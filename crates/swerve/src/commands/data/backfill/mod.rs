@@ -14,7 +14,6 @@
 mod summary;
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -25,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use swerve_agent::backfill::{Spent, Stop, Teacher};
 use swerve_agent::reasoning::WindowPolicy;
-use swerve_core::atomic::write_atomically;
+use swerve_core::atomic::write_json_atomically;
 use swerve_core::trajectory::{Trajectory, read_trajectory, write_trajectory};
 use swerve_llm::{ApiMode, HttpModel, Model};
 use swerve_tools::formats::ToolFormat;
@@ -336,8 +335,7 @@ fn describe(window: WindowPolicy) -> String {
 
 /// Writes `value` as JSON to `path`, atomically.
 fn write_json(path: &Path, value: &impl Serialize) -> Result<(), String> {
-    let json = serde_json::to_vec_pretty(value).map_err(|error| error.to_string())?;
-    write_atomically(path, |file| file.write_all(&json))
+    write_json_atomically(path, value)
         .map_err(|error| format!("cannot write {}: {error}", path.display()))
 }
 
