@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{Behaviour, RunArgs, stderr, stdout, succeeded, swerve, trajectory_lines};
+use common::{Behaviour, RunArgs, failed, stderr, stdout, succeeded, swerve, trajectory_lines};
 use serde_json::Value;
 
 #[test]
@@ -106,10 +106,18 @@ fn resuming_with_settings_that_change_results_is_refused() {
         "{}",
         stderr(&refused)
     );
-    // Settings that do not change results may differ.
-    let resumed = run(&["--max-steps", "30", "--concurrency", "3"]);
+    let world = run(&["--max-steps", "30", "--set", "world.swr.votes=5"]);
+    assert!(
+        failed(&world).contains("different settings (world.swr)"),
+        "{}",
+        stderr(&world)
+    );
+    // Settings that do not change results may differ, where world-model samples go included.
+    let samples = cache.path().join("world-samples");
+    let record = format!("world.record.dir={}", samples.display());
+    let resumed = run(&["--max-steps", "30", "--concurrency", "3", "--set", &record]);
     succeeded(&resumed);
-    assert!(stderr(&resumed).starts_with("0 rollouts to run, 1 already finished"));
+    assert!(stderr(&resumed).contains("0 rollouts to run, 1 already finished"));
     let redone = run(&["--max-steps", "40", "--redo"]);
     succeeded(&redone);
     let saved = std::fs::read_to_string(out.join("config.toml")).unwrap();
