@@ -16,13 +16,58 @@ for line in sys.stdin:
         print(message["executable"])
 ')
 scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+# Host files the adversarial tests must not reach, planted as root: in /root, in a fresh
+# top-level directory, and a setuid-root program (tests/security.rs).
+top_level="/swerve-secret-rootless-$$"
+trap 'rm -rf "$scratch" "$top_level" /root/.swerve-secret-rootless-$$' EXIT
 chmod 755 "$scratch"
 mkdir -m 1777 "$scratch/home"
+mkdir -p "$top_level"
+echo swerve-planted-secret > "$top_level/secret"
+echo swerve-planted-secret > "/root/.swerve-secret-rootless-$$"
+mkdir -m 755 "$scratch/setuid"
+install -o root -g root -m 4755 "$(command -v id)" "$scratch/setuid/id"
 for binary in $binaries; do
   install -m 755 "$binary" "$scratch/"
   echo "rootless: $(basename "$binary")"
   (cd "$scratch/home" && setpriv --reuid=65534 --regid=65534 --clear-groups \
     env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$scratch/home" TMPDIR="$scratch/home" \
+    SWERVE_TEST_SECRET_IN_ROOT="/root/.swerve-secret-rootless-$$" \
+    SWERVE_TEST_SECRET_TOP_LEVEL="$top_level/secret" SWERVE_TEST_SETUID_ID="$scratch/setuid/id" \
     "$scratch/$(basename "$binary")" --test-threads=2)
 done
+
+# The main job end to end as nobody: replay the bundled tasks' demonstrations, grade the
+# patches, grade the gold patches; each must resolve 8 of 8. Rust's toolchain usually lives
+# under root's home, which nobody cannot enter: a private mount namespace shows it (read-only)
+# under a directory nobody can reach.
+cargo build --quiet -p swerve --bin swerve
+swerve_binary="${CARGO_TARGET_DIR:-$PWD/target}/debug/swerve"
+e2e=$(mktemp -d -p /var/tmp)
+trap 'rm -rf "$scratch" "$top_level" "$e2e" /root/.swerve-secret-rootless-$$' EXIT
+chmod 755 "$e2e"
+mkdir -m 1777 "$e2e/home"
+mkdir -p "$e2e/toolchains/cargo" "$e2e/toolchains/rustup"
+install -m 755 "$swerve_binary" "$e2e/swerve"
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
+echo "rootless: swerve run --model replay and swerve eval (--gold) on the bundled tasks"
+results=$(unshare --mount --propagation private sh -c '
+  set -e
+  mount --bind "$1" "$3/toolchains/cargo"
+  mount --bind "$2" "$3/toolchains/rustup"
+  t="$3/toolchains"
+  exec setpriv --reuid=65534 --regid=65534 --clear-groups env -i \
+    PATH="$t/cargo/bin:/usr/local/bin:/usr/bin:/bin" HOME="$3/home" \
+    RUSTUP_HOME="$t/rustup" CARGO_HOME="$t/cargo" SWERVE_CACHE_DIR="$3/home/cache" sh -c "
+      set -e
+      \"$3/swerve\" run --tasks examples/tasks/tasks.jsonl --model replay --out \"$3/home/run\"
+      \"$3/swerve\" eval --tasks examples/tasks/tasks.jsonl --predictions \"$3/home/run/preds.jsonl\" --out \"$3/home/eval\"
+      \"$3/swerve\" eval --tasks examples/tasks/tasks.jsonl --gold --out \"$3/home/gold\"
+    "
+' sh "$cargo_home" "$rustup_home" "$e2e" 2>&1) || { echo "$results"; exit 1; }
+echo "$results" | grep -E '^[0-9]+/[0-9]+ (resolved|gold)'
+echo "$results" | grep -qx '8/8 resolved; 0 errors; 0 not submitted' \
+  || { echo "rootless: the replayed patches did not resolve 8/8"; echo "$results" | tail -20; exit 1; }
+echo "$results" | grep -qx '8/8 gold patches resolve their task; 0 errors; 0 not submitted' \
+  || { echo "rootless: the gold patches did not resolve 8/8"; echo "$results" | tail -20; exit 1; }

@@ -24,6 +24,10 @@ pub struct ExecOutcome {
     pub stdout_truncated: bool,
     /// True when stderr had more bytes than the cap.
     pub stderr_truncated: bool,
+    /// The workspace's disk quota, in bytes, when the workspace went over it during (or by)
+    /// this command: the sandbox stopped its commands, and stderr ends with a note saying so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_limit: Option<u64>,
     /// Wall-clock time from start to exit.
     #[serde(with = "duration_millis")]
     pub duration: Duration,

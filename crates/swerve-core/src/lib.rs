@@ -3,16 +3,19 @@
 //! `swerve-core` holds plain data and the seams between layers: task instances
 //! ([`task`]), tool calls ([`tool_call`]), the result of running a command ([`exec`]) and
 //! trajectories with their importers from other agents' formats ([`trajectory`]). Its only
-//! I/O is reading and writing files: task files, trajectories, and the all-or-nothing writes
-//! ([`atomic`]) every output of swerve goes through.
+//! I/O is reading and writing files: task files, trajectories, the all-or-nothing writes
+//! ([`atomic`]) every output of swerve goes through, and creating files as a sandbox's
+//! owner ([`owner`]).
 
 pub mod atomic;
 pub mod exec;
 pub mod json_kind;
+pub mod owner;
 pub mod task;
 pub mod tool_call;
 pub mod trajectory;
 
 pub use exec::{ExecOutcome, Shell};
+pub use owner::FileOwner;
 pub use task::Task;
 pub use tool_call::ToolCall;

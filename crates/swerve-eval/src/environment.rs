@@ -25,6 +25,11 @@ use swerve_sandbox::{
 /// Where the environment appears inside sandboxes.
 pub const ENV_MOUNT_POINT: &str = "/swerve-env";
 
+/// The layout of cached environments, part of every key: layers written before sandboxes
+/// had their own user namespace keep overlay's markers in `trusted.*` attributes, which a
+/// sandbox no longer reads, so they are rebuilt.
+const LAYOUT: &str = "userns1";
+
 /// What an environment is built from (taken from a test spec's recipe).
 #[derive(Debug, Clone, Default)]
 pub struct EnvironmentRecipe {
@@ -101,8 +106,12 @@ fn io_error(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Enviro
 
 impl Environment {
     /// Adds this environment to workspace options: the venv copy-on-write at
-    /// [`ENV_MOUNT_POINT`], the repository layer, and `PATH` / `VIRTUAL_ENV` / recipe variables.
+    /// [`ENV_MOUNT_POINT`], the repository layer, its interpreter's installation read-only,
+    /// and `PATH` / `VIRTUAL_ENV` / recipe variables.
     pub fn apply(&self, options: &mut WorkspaceOptions) {
+        if let Some(prefix) = venv_interpreter_prefix(&self.venv) {
+            expose_interpreter(&mut options.sandbox, &prefix);
+        }
         options.extra_layers.push(ExtraLayer {
             source: self.venv.clone(),
             mount_point: ENV_MOUNT_POINT.into(),
@@ -113,6 +122,34 @@ impl Environment {
             .insert(0, self.repository_layer.clone());
         options.strategy = Strategy::Overlay;
         activate(&mut options.sandbox.env, &self.env);
+    }
+}
+
+/// The installation directory of the interpreter a venv was made with: the parent of the
+/// `home` its `pyvenv.cfg` names.
+fn venv_interpreter_prefix(venv: &Path) -> Option<PathBuf> {
+    let config = std::fs::read_to_string(venv.join("pyvenv.cfg")).ok()?;
+    let home = config.lines().find_map(|line| {
+        let (key, value) = line.split_once('=')?;
+        (key.trim() == "home").then(|| PathBuf::from(value.trim()))
+    })?;
+    home.parent().map(Path::to_path_buf)
+}
+
+/// Shows an interpreter's installation `prefix` read-only in the sandbox, unless it is in
+/// the system directories every sandbox sees.
+fn expose_interpreter(sandbox: &mut swerve_sandbox::SandboxConfig, prefix: &Path) {
+    let system = ["/usr", "/bin", "/sbin", "/lib", "/lib64"];
+    if prefix.is_absolute()
+        && !system.iter().any(|dir| prefix.starts_with(dir))
+        && !sandbox
+            .expose
+            .iter()
+            .any(|exposure| prefix.starts_with(&exposure.path))
+    {
+        sandbox
+            .expose
+            .push(swerve_sandbox::Exposure::read_only(prefix));
     }
 }
 
@@ -154,12 +191,12 @@ impl Environments<'_> {
             || !recipe.requirements.is_empty();
         let key = if changes_repository {
             format!(
-                "{}-{}",
+                "{}-{LAYOUT}-{}",
                 recipe.key,
                 &base.commit[..12.min(base.commit.len())]
             )
         } else {
-            recipe.key.clone()
+            format!("{}-{LAYOUT}", recipe.key)
         };
         let root = cache.root().join("envs");
         std::fs::create_dir_all(&root).map_err(io_error(format!("creating {}", root.display())))?;
@@ -226,6 +263,9 @@ impl Environments<'_> {
             access: LayerAccess::ReadWrite,
         });
         activate(&mut options.sandbox.env, &recipe.env);
+        if let Some(prefix) = interpreter.parent().and_then(Path::parent) {
+            expose_interpreter(&mut options.sandbox, prefix);
+        }
         let workspace = Workspace::create(cache, base, &options)?;
         let shell = workspace.shell();
         let mut steps = vec![format!(

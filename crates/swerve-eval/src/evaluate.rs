@@ -242,6 +242,15 @@ impl Evaluator<'_> {
                 ),
             );
         }
+        if let Some(quota) = outcome.disk_limit {
+            return report.record_error(
+                ErrorClass::DiskLimit,
+                format!(
+                    "the tests wrote more than the workspace's disk quota of {quota} bytes \
+                     (disk_limit) and were stopped; raise sandbox.limits.disk_bytes if they need more"
+                ),
+            );
+        }
 
         let started = Instant::now();
         grade_log(report, &test_log, &spec.log_parser, spec.eval_type, task);

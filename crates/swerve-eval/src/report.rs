@@ -74,6 +74,8 @@ pub enum ErrorClass {
     TestsErrored,
     /// The tests ran out of time.
     Timeout,
+    /// The tests wrote more than the workspace's disk quota and were stopped.
+    DiskLimit,
     /// The machinery failed: workspace, environment, sandbox, repository reset.
     Infra,
 }

@@ -3,8 +3,7 @@
 //! Layout (all under one directory, `~/.cache/swerve` unless configured):
 //! `bases/<owner>/<name>/<commit>/` (a checkout, read-only by convention) with a
 //! `<commit>.ready` marker beside it; `workspaces/<id>/` (one rollout's layer, removed on
-//! destroy, stale ones pruned when their owning process is gone); `rootfs/` (an empty
-//! directory each sandbox mounts its private root on).
+//! destroy, stale ones pruned when their owning process is gone).
 
 use std::path::{Path, PathBuf};
 
@@ -35,7 +34,7 @@ impl Cache {
     /// Opens (creating if needed) the cache at `root`, and prunes layers of dead processes.
     pub fn open(root: impl Into<PathBuf>) -> Result<Self, SandboxError> {
         let root = root.into();
-        for dir in ["bases", "workspaces", "rootfs"] {
+        for dir in ["bases", "workspaces"] {
             std::fs::create_dir_all(root.join(dir)).map_err(SandboxError::io(format!(
                 "creating cache directory {}",
                 root.join(dir).display()
@@ -59,10 +58,6 @@ impl Cache {
 
     pub(crate) fn workspaces_dir(&self) -> PathBuf {
         self.root.join("workspaces")
-    }
-
-    pub(crate) fn rootfs_dir(&self) -> PathBuf {
-        self.root.join("rootfs")
     }
 
     /// The cgroup support of this host (probed once per process).

@@ -14,7 +14,8 @@ pub enum Isolation {
     /// Linux namespaces when the kernel allows them, else a plain subprocess with a warning.
     #[default]
     Auto,
-    /// Linux namespaces (user when not root, mount, PID, network, IPC, UTS); an error if unavailable.
+    /// Linux namespaces (user, mount, PID, network, IPC, UTS, cgroup), seccomp and a minimal
+    /// filesystem view; an error if unavailable.
     Namespaces,
     /// A plain subprocess in the workspace directory: no isolation at all.
     None,
@@ -32,6 +33,10 @@ pub struct Limits {
     pub tmp_bytes: u64,
     /// Largest file a command may write (RLIMIT_FSIZE), in bytes.
     pub file_size_bytes: Option<u64>,
+    /// Disk a workspace may use for what its commands write (the repository's layer, the
+    /// environment's layer and `HOME`), in bytes. `None` = unlimited. See `docs/sandbox.md`
+    /// for how it is enforced.
+    pub disk_bytes: Option<u64>,
 }
 
 impl Default for Limits {
@@ -41,6 +46,7 @@ impl Default for Limits {
             max_processes: Some(1024),
             tmp_bytes: 1 << 30,
             file_size_bytes: Some(4 << 30),
+            disk_bytes: Some(10 << 30),
         }
     }
 }
@@ -70,6 +76,94 @@ pub struct SandboxConfig {
     /// Host paths hidden from the sandbox (replaced by empty directories), besides the
     /// always-hidden swerve cache.
     pub hide_paths: Vec<PathBuf>,
+    /// Host paths shown inside the sandbox at the same path, besides the system directories
+    /// (`/usr`, `/bin`, `/sbin`, `/lib*`, a curated `/etc`). Read-only unless marked writable.
+    pub expose: Vec<Exposure>,
+    /// Also show, read-only, the toolchains the command environment names: the directories
+    /// of `PATH` outside the system directories, and `PYENV_ROOT`, `RUSTUP_HOME` and
+    /// `CARGO_HOME` (without its credentials).
+    pub expose_toolchains: bool,
+    /// The sandbox's `HOME`: a fresh, writable directory per workspace at this path.
+    pub home: PathBuf,
+    /// The host ids the sandbox's users map to when swerve runs as root. `None`: the `root`
+    /// entry of `/etc/subuid` and `/etc/subgid`, else [`IdRange::DEFAULT`]. Without root the
+    /// sandbox's root is always the invoking user.
+    pub subordinate_ids: Option<IdRange>,
+}
+
+/// A host path shown inside the sandbox (see [`SandboxConfig::expose`]). Written as a path
+/// (read-only) or as `{ path = "...", writable = true }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "ExposureSpec", into = "ExposureSpec")]
+pub struct Exposure {
+    /// The absolute host path; it appears at the same path inside.
+    pub path: PathBuf,
+    /// Commands may change it (the host's files, not a copy).
+    pub writable: bool,
+}
+
+impl Exposure {
+    /// `path`, read-only.
+    pub fn read_only(path: impl Into<PathBuf>) -> Self {
+        Self {
+            path: path.into(),
+            writable: false,
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum ExposureSpec {
+    Path(PathBuf),
+    Table {
+        path: PathBuf,
+        #[serde(default)]
+        writable: bool,
+    },
+}
+
+impl From<ExposureSpec> for Exposure {
+    fn from(spec: ExposureSpec) -> Self {
+        match spec {
+            ExposureSpec::Path(path) => Self::read_only(path),
+            ExposureSpec::Table { path, writable } => Self { path, writable },
+        }
+    }
+}
+
+impl From<Exposure> for ExposureSpec {
+    fn from(exposure: Exposure) -> Self {
+        if exposure.writable {
+            Self::Table {
+                path: exposure.path,
+                writable: true,
+            }
+        } else {
+            Self::Path(exposure.path)
+        }
+    }
+}
+
+/// A range of host user and group ids: the sandbox's id 0 is host id `start`, its id
+/// `count - 1` is host id `start + count - 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdRange {
+    /// The first host id.
+    pub start: u32,
+    /// How many ids.
+    pub count: u32,
+}
+
+impl IdRange {
+    /// The last 65,536-id block of the range systemd reserves for containers' user
+    /// namespaces (524288–1879048191): never a regular user's, and apart from the blocks
+    /// `systemd-nspawn` picks from the start of that range.
+    pub const DEFAULT: Self = Self {
+        start: 0x6FFF_0000,
+        count: 65536,
+    };
 }
 
 impl Default for SandboxConfig {
@@ -95,6 +189,10 @@ impl Default for SandboxConfig {
             limits: Limits::default(),
             output_cap_bytes: 1 << 20,
             hide_paths: Vec::new(),
+            expose: Vec::new(),
+            expose_toolchains: true,
+            home: PathBuf::from("/root"),
+            subordinate_ids: None,
         }
     }
 }
@@ -107,8 +205,8 @@ impl SandboxConfig {
             .unwrap_or_else(|| self.mount_point.clone())
     }
 
-    /// The environment commands start with: the passed-through host variables, a fixed
-    /// `HOME`, then the configured extras (which win).
+    /// The environment commands start with: the passed-through host variables, `HOME` (the
+    /// sandbox's own), then the configured extras (which win).
     pub fn command_env(&self) -> Vec<(String, String)> {
         let mut env: Vec<(String, String)> = Vec::new();
         for name in &self.pass_env {
@@ -122,8 +220,7 @@ impl SandboxConfig {
                 "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into(),
             ));
         }
-        let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
-        env.push(("HOME".into(), home));
+        env.push(("HOME".into(), self.home.to_string_lossy().into_owned()));
         env.push(("PYTHONDONTWRITEBYTECODE".into(), "1".into()));
         for (name, value) in &self.env {
             env.retain(|(existing, _)| existing != name);

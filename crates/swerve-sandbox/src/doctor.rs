@@ -7,7 +7,10 @@ use std::time::Duration;
 use swerve_core::Shell;
 
 use crate::cgroup::CgroupSupport;
+use crate::identity::{IdMap, hand_over};
+use crate::quota::human_bytes;
 use crate::sandbox::{Layer, Placement};
+use crate::view::HostView;
 use crate::{Cache, Isolation, Sandbox, SandboxConfig};
 
 /// What the host offers, each with the reason when it is missing.
@@ -23,6 +26,9 @@ pub struct Capabilities {
     pub reflink: Result<(), String>,
     /// A sandboxed command cannot open a TCP connection out (checked against loopback).
     pub network_isolated: Result<(), String>,
+    /// What confines a sandboxed command: user namespace, capabilities, seccomp, the
+    /// filesystem view and the disk quota.
+    pub confinement: Result<Confinement, String>,
     /// `git --version`.
     pub git: Result<String, String>,
     /// `nsenter` (util-linux), which runs git inside a sandbox to compute its patch.
@@ -33,20 +39,23 @@ pub struct Capabilities {
     pub bwrap: Option<String>,
 }
 
-/// Probes the host using `cache` for scratch space (takes tens of milliseconds).
-pub fn probe(cache: &Cache) -> Capabilities {
+/// Probes the host using `cache` for scratch space, with the sandbox settings of `config`
+/// (namespaces forced on), in tens of milliseconds.
+pub fn probe(cache: &Cache, config: &SandboxConfig) -> Capabilities {
     let scratch = tempfile::Builder::new()
         .prefix("doctor-")
         .tempdir_in(cache.root());
-    let (namespaces, overlay, network_isolated) = match &scratch {
-        Ok(scratch) => probe_sandbox(cache, scratch.path()),
-        Err(error) => {
-            let message = format!(
-                "cannot create scratch space in {}: {error}",
-                cache.root().display()
-            );
-            (Err(message.clone()), Err(message.clone()), Err(message))
-        }
+    let SandboxProbe {
+        namespaces,
+        overlay,
+        network_isolated,
+        confinement,
+    } = match &scratch {
+        Ok(scratch) => probe_sandbox(cache, config, scratch.path()),
+        Err(error) => SandboxProbe::failed(format!(
+            "cannot create scratch space in {}: {error}",
+            cache.root().display()
+        )),
     };
     let reflink = match &scratch {
         Ok(scratch) => {
@@ -71,6 +80,7 @@ pub fn probe(cache: &Cache) -> Capabilities {
         cgroups: cache.cgroups(),
         reflink,
         network_isolated,
+        confinement,
         git: version_of("git", "--version").ok_or_else(|| "git not found on PATH".to_owned()),
         nsenter: version_of("nsenter", "--version")
             .ok_or_else(|| "nsenter not found on PATH".to_owned()),
@@ -79,30 +89,75 @@ pub fn probe(cache: &Cache) -> Capabilities {
     }
 }
 
-fn probe_sandbox(
-    cache: &Cache,
-    scratch: &std::path::Path,
-) -> (Result<(), String>, Result<(), String>, Result<(), String>) {
+/// What confines a sandboxed command, as seen from inside one.
+#[derive(Debug, Clone)]
+pub struct Confinement {
+    /// Who the sandbox's users are on the host.
+    pub identity: String,
+    /// `/proc/self/uid_map` as a command reads it.
+    pub uid_map: String,
+    /// A command's effective capabilities (`CapEff`), which hold only over what the
+    /// sandbox's own user namespace owns.
+    pub capabilities: String,
+    /// `Seccomp` and `NoNewPrivs` as a command's `/proc/self/status` shows them.
+    pub seccomp: String,
+    /// What a command sees at `/`.
+    pub root_entries: Vec<String>,
+    /// Host paths shown besides the system directories, with whether they are writable.
+    pub exposures: Vec<(PathBuf, bool)>,
+    /// How the disk quota is enforced.
+    pub quota: String,
+}
+
+/// What [`probe_sandbox`] found; each field as in [`Capabilities`].
+struct SandboxProbe {
+    namespaces: Result<(), String>,
+    overlay: Result<(), String>,
+    network_isolated: Result<(), String>,
+    confinement: Result<Confinement, String>,
+}
+
+impl SandboxProbe {
+    /// Every check failed for the same reason.
+    fn failed(why: String) -> Self {
+        Self {
+            namespaces: Err(why.clone()),
+            overlay: Err(why.clone()),
+            network_isolated: Err(why.clone()),
+            confinement: Err(why),
+        }
+    }
+}
+
+fn probe_sandbox(cache: &Cache, config: &SandboxConfig, scratch: &std::path::Path) -> SandboxProbe {
     let config = SandboxConfig {
         isolation: Isolation::Namespaces,
-        ..SandboxConfig::default()
+        ..config.clone()
+    };
+    let ids = match IdMap::for_this_process(config.subordinate_ids) {
+        Ok(ids) => ids,
+        Err(error) => {
+            return SandboxProbe::failed(error);
+        }
     };
     let hide = [cache.root().to_path_buf()];
-    let dirs: Vec<PathBuf> = ["lower", "upper", "work"]
+    let dirs: Vec<PathBuf> = ["lower", "upper", "work", "home"]
         .iter()
         .map(|name| scratch.join(name))
         .collect();
     for dir in &dirs {
         let _ = std::fs::create_dir_all(dir);
+        let _ = hand_over(dir, ids.root_owner());
     }
-    let root_mount_dir = cache.rootfs_dir();
     let start = |layer, name: &str| {
         let placement = Placement {
             name,
-            root_mount_dir: &root_mount_dir,
             hide: &hide,
             cgroups: CgroupSupport::Unavailable,
             extra_layers: &[],
+            ids: &ids,
+            home: &dirs[3],
+            quota: None,
         };
         Sandbox::start(layer, &config, &placement).map_err(|error| error.to_string())
     };
@@ -119,6 +174,10 @@ fn probe_sandbox(
         },
         Err(error) => Err(error.clone()),
     };
+    let confinement = match &plain {
+        Ok(sandbox) => confinement(sandbox, &ids),
+        Err(error) => Err(error.clone()),
+    };
     drop(plain);
     let overlay = start(
         Layer::Overlay {
@@ -129,8 +188,66 @@ fn probe_sandbox(
         &format!("doctor-overlay-{}", std::process::id()),
     )
     .map(|_| ());
-    (namespaces, overlay, network)
+    SandboxProbe {
+        namespaces,
+        overlay,
+        network_isolated: network,
+        confinement,
+    }
 }
+
+/// Reads a sandboxed command's own view of its identity, capabilities, filter and root.
+fn confinement(sandbox: &Sandbox, ids: &IdMap) -> Result<Confinement, String> {
+    let outcome = sandbox
+        .run(
+            "cat /proc/self/uid_map; grep -E '^(CapEff|Seccomp|NoNewPrivs):' /proc/self/status; \
+             echo ---; ls -A /",
+            Duration::from_secs(5),
+        )
+        .map_err(|error| error.to_string())?;
+    let text = outcome.stdout_text();
+    let (status, listing) = text.split_once("---\n").unwrap_or((&text, ""));
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .map(|value| value.trim().to_owned())
+            .unwrap_or_else(|| "unknown".into())
+    };
+    let uid_map = status
+        .lines()
+        .next()
+        .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    let env = sandbox.config().command_env();
+    let host_home = std::env::var_os("HOME").map(PathBuf::from);
+    let view = HostView::new(
+        sandbox.config(),
+        &env,
+        &[sandbox.config().mount_point.clone()],
+        host_home.as_deref(),
+    )
+    .map_err(|error| error.to_string())?;
+    Ok(Confinement {
+        identity: ids.describe(),
+        uid_map,
+        capabilities: field("CapEff:"),
+        seccomp: format!(
+            "mode {} (2 = filter), no_new_privs {}",
+            field("Seccomp:"),
+            field("NoNewPrivs:")
+        ),
+        root_entries: listing.split_whitespace().map(str::to_owned).collect(),
+        exposures: view.exposures,
+        quota: match sandbox.config().limits.disk_bytes {
+            Some(bytes) => format!("{} per workspace; {QUOTA_MECHANISM}", human_bytes(bytes)),
+            None => "none (limits.disk_bytes is unset)".into(),
+        },
+    })
+}
+
+/// How this build enforces `limits.disk_bytes` (see [`crate::quota`]).
+const QUOTA_MECHANISM: &str = "measured: a watchdog sums each workspace's writable layers and HOME and stops its commands past the quota; single files capped by RLIMIT_FSIZE";
 
 /// The first line `PROGRAM FLAG` prints (on stdout, or stderr as Python 2 does).
 fn version_of(program: &str, flag: &str) -> Option<String> {

@@ -15,12 +15,19 @@ pub(crate) fn command(dir: &Path) -> Command {
     command
 }
 
-/// Adds swerve's fixed git configuration and environment to a `git` command.
+/// Adds swerve's fixed git configuration and environment to a `git` command. A repository's
+/// own configuration may name programs to run (hooks, a file system monitor); those two are
+/// switched off, and git over a sandbox's repository runs confined (see
+/// `Sandbox::host_command`).
 pub(crate) fn configure(command: &mut Command) -> &mut Command {
     command
         .args([
             "-c",
             "safe.directory=*",
+            "-c",
+            "core.fsmonitor=false",
+            "-c",
+            "core.hooksPath=/dev/null",
             "-c",
             "core.quotePath=false",
             "-c",

@@ -3,9 +3,11 @@
 //! A [`Cache`] prepares one read-only base checkout per (repository, commit) and reuses it
 //! across runs. A [`Workspace`] is one rollout's private, writable view of a base (an
 //! overlay in a private mount namespace where the kernel allows it, else a reflink or plain
-//! copy) with a [`Sandbox`] that runs shell commands in it: own user, mount, PID and network
-//! namespaces, cgroup limits, the repository always at the same path (`/testbed`). A
-//! workspace's [`Patch`] is its diff against the base commit. See `docs/sandbox.md`.
+//! copy) with a [`Sandbox`] that runs shell commands in it: its own user namespace (no host
+//! privilege, also when swerve runs as root), mount, PID, network, IPC, UTS and cgroup
+//! namespaces, a seccomp filter, a minimal view of the host's files, cgroup limits and a
+//! disk quota, the repository always at the same path (`/testbed`). A workspace's [`Patch`]
+//! is its diff against the base commit. See `docs/sandbox.md` and `docs/security.md`.
 
 mod base;
 mod cache;
@@ -15,19 +17,22 @@ mod config;
 mod doctor;
 mod error;
 mod git;
+mod identity;
 mod init;
 mod long_command;
 mod patch;
 mod protocol;
+mod quota;
 mod sandbox;
 mod source;
+mod view;
 mod workspace;
 
 pub use base::BaseCheckout;
 pub use cache::Cache;
 pub use cgroup::CgroupSupport;
-pub use config::{Isolation, Limits, SandboxConfig};
-pub use doctor::{Capabilities, probe};
+pub use config::{Exposure, IdRange, Isolation, Limits, SandboxConfig};
+pub use doctor::{Capabilities, Confinement, probe};
 pub use error::SandboxError;
 pub use patch::{Patch, PatchOptions};
 pub use sandbox::{IsolationInForce, Sandbox};

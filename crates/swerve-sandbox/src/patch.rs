@@ -117,7 +117,8 @@ impl Patch {
                 })
                 .map(|file| format!("/{} binary\n", file.replace(' ', "[[:space:]]")))
                 .collect();
-            std::fs::write(&attributes_host, not_utf8)
+            sandbox
+                .create_as_owner(|| std::fs::write(&attributes_host, not_utf8))
                 .map_err(SandboxError::io("writing git attributes"))?;
             diff = run(diff_args)?;
         }

@@ -22,6 +22,10 @@ pub(crate) enum Request {
     Run(RunRequest),
     /// Kill a running command and everything it started.
     Kill { id: u64 },
+    /// Kill every running command and everything they started (the disk quota ran out).
+    KillAll,
+    /// The host has written the id maps of the init's user namespace.
+    IdsMapped,
 }
 
 /// One command to start inside the sandbox.
@@ -41,6 +45,8 @@ pub(crate) struct RunRequest {
 /// What the init answers.
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) enum Reply {
+    /// The init has created its user namespace and waits for the host to map its ids.
+    AwaitingIdMap,
     /// The sandbox is set up and serving.
     Ready,
     /// Setting up the sandbox failed; the init exits after sending this.

@@ -2,9 +2,11 @@
 //!
 //! With namespaces, a sandbox is a small init process (this crate's own code, started by
 //! re-executing the current binary, see [`crate::init`]) that owns the namespaces and
-//! starts each command on request. Without them, commands are plain subprocesses in the
-//! workspace directory, in their own process group, with rlimits. Either way [`Sandbox`]
-//! implements [`Shell`], and dropping it ends every process the sandbox started.
+//! starts each command on request; this side writes its user namespace's id maps
+//! ([`crate::identity`]) and watches its disk quota ([`crate::quota`]). Without namespaces,
+//! commands are plain subprocesses in the workspace directory, in their own process group,
+//! with rlimits. Either way [`Sandbox`] implements [`Shell`], and dropping it ends every
+//! process the sandbox started.
 
 use std::ffi::OsString;
 use std::os::fd::{AsFd, OwnedFd};
@@ -12,22 +14,25 @@ use std::os::unix::net::UnixStream;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use nix::sys::resource::{Resource, setrlimit};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::{Pid, pipe2};
-use swerve_core::{ExecOutcome, Shell};
+use swerve_core::{ExecOutcome, FileOwner, Shell};
 
 use crate::SandboxError;
 use crate::capture::{self, Ended, Stream};
 use crate::cgroup::{Cgroup, CgroupSupport};
 use crate::config::{Isolation, SandboxConfig};
+use crate::identity::IdMap;
 use crate::init::{self, INIT_ENV, InitSpec, LayerSpec};
 use crate::long_command::{LONG_COMMAND_BYTES, script_file, script_path};
 use crate::protocol::{self, Reply, Request, RunRequest};
+use crate::quota::{DiskQuota, human_bytes};
+use crate::view::HostView;
 
 /// Runs before `main` in every binary that links this crate: a process started as a
 /// sandbox init becomes one and never reaches `main`.
@@ -55,26 +60,40 @@ pub struct Sandbox {
     host_root: PathBuf,
     next_id: AtomicU64,
     cgroup: Option<Cgroup>,
+    /// The host directory that is the sandbox's `HOME`.
+    home: PathBuf,
+    /// The host owner of what the sandbox's root creates.
+    owner: (u32, u32),
+    quota: Option<Arc<DiskQuota>>,
+    /// Variables naming the exposed toolchains (see [`HostView::env`]).
+    toolchain_env: Vec<(String, String)>,
 }
 
 enum Backend {
     Namespaces {
-        control: Mutex<UnixStream>,
+        control: Arc<Mutex<UnixStream>>,
         init: Mutex<Child>,
+        /// Joining the user namespace keeps the caller's ids (a one-id map, no setgroups).
+        keep_credentials: bool,
     },
     Plain,
 }
 
-/// Where a sandbox lives on the host: its unique name (for its cgroups), the empty directory
-/// its root is mounted on, the host paths it must not see, the cgroup layout to use, and the
-/// layers it mounts besides the repository.
+/// Where a sandbox lives on the host: its unique name (for its cgroups), the host paths it
+/// must not see, the cgroup layout to use, the layers it mounts besides the repository, its
+/// ids, its `HOME` and its disk quota.
 pub(crate) struct Placement<'a> {
     pub name: &'a str,
-    pub root_mount_dir: &'a Path,
     pub hide: &'a [PathBuf],
     pub cgroups: CgroupSupport,
     /// Layers mounted besides the repository, each at its path inside the sandbox.
     pub extra_layers: &'a [(PathBuf, LayerSpec)],
+    /// The sandbox's user and group ids on the host.
+    pub ids: &'a IdMap,
+    /// The host directory mounted (or, without namespaces, used) as `HOME`.
+    pub home: &'a Path,
+    /// What the sandbox may write, if limited.
+    pub quota: Option<Arc<DiskQuota>>,
 }
 
 /// What the workspace layer hands to [`Sandbox::start`].
@@ -146,6 +165,10 @@ impl Sandbox {
             host_root: dir.to_path_buf(),
             next_id: AtomicU64::new(0),
             cgroup: None,
+            home: placement.home.to_path_buf(),
+            owner: placement.ids.root_owner(),
+            quota: None,
+            toolchain_env: Vec::new(),
         })
     }
 
@@ -172,12 +195,25 @@ impl Sandbox {
                 source: dir.to_path_buf(),
             },
         };
-        let spec = InitSpec {
-            layers: std::iter::once((config.mount_point.clone(), repository))
+        let layers: Vec<(PathBuf, LayerSpec)> =
+            std::iter::once((config.mount_point.clone(), repository))
                 .chain(placement.extra_layers.iter().cloned())
-                .collect(),
+                .collect();
+        let layer_points: Vec<PathBuf> = layers
+            .iter()
+            .map(|(mount_point, _)| mount_point.clone())
+            .collect();
+        let host_home = std::env::var_os("HOME").map(PathBuf::from);
+        let view = HostView::new(
+            config,
+            &config.command_env(),
+            &layer_points,
+            host_home.as_deref(),
+        )?;
+        let toolchain_env = view.env.clone();
+        let spec = InitSpec {
+            layers,
             network: config.network,
-            root_mount_dir: placement.root_mount_dir.to_path_buf(),
             tmp_bytes: config.limits.tmp_bytes,
             hide_paths: placement
                 .hide
@@ -186,8 +222,9 @@ impl Sandbox {
                 .cloned()
                 .collect(),
             cgroup_procs: cgroup.as_ref().map(Cgroup::procs_files).unwrap_or_default(),
-            host_uid: nix::unistd::getuid().as_raw(),
-            host_gid: nix::unistd::getgid().as_raw(),
+            home: (placement.home.to_path_buf(), config.home.clone()),
+            exposures: view.exposures,
+            masked_files: view.masked_files,
         };
         let (host_end, init_end) = UnixStream::pair().map_err(SandboxError::io("socketpair"))?;
         let exe =
@@ -208,34 +245,53 @@ impl Sandbox {
             .spawn()
             .map_err(SandboxError::io("starting the sandbox init"))?;
         let mut child = child;
-        match protocol::receive::<Reply>(&host_end) {
-            Ok(Some((Reply::Ready, _))) => {}
-            Ok(Some((Reply::SetupFailed { message }, _))) => {
-                let _ = child.wait();
-                return Err(SandboxError::Setup(message));
-            }
-            other => {
-                return Err(SandboxError::InitDied(format!(
-                    "the sandbox init ended without a word ({other:?}); {}",
-                    exit_of(&mut child)
-                )));
-            }
+        expect_reply(&host_end, &mut child, |reply| {
+            matches!(reply, Reply::AwaitingIdMap)
+        })?;
+        if let Err(error) = placement.ids.apply(child.id()) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(SandboxError::Setup(format!(
+                "cannot map the sandbox's user and group ids ({}): {error}",
+                placement.ids.describe()
+            )));
         }
+        protocol::send(&host_end, &Request::IdsMapped, &[])
+            .map_err(SandboxError::io("answering the sandbox init"))?;
+        expect_reply(&host_end, &mut child, |reply| matches!(reply, Reply::Ready))?;
         let host_root = PathBuf::from(format!("/proc/{}/root", child.id())).join(
             config
                 .mount_point
                 .strip_prefix("/")
                 .unwrap_or(&config.mount_point),
         );
+        let control = Arc::new(Mutex::new(host_end));
+        if let Some(quota) = &placement.quota {
+            let control = Arc::clone(&control);
+            DiskQuota::watch(
+                quota,
+                Box::new(move || {
+                    let control = control
+                        .lock()
+                        .unwrap_or_else(|poisoned| poisoned.into_inner());
+                    let _ = protocol::send(&control, &Request::KillAll, &[]);
+                }),
+            );
+        }
         Ok(Self {
             backend: Backend::Namespaces {
-                control: Mutex::new(host_end),
+                control,
                 init: Mutex::new(child),
+                keep_credentials: placement.ids.count == 1,
             },
             config: config.clone(),
             host_root,
             next_id: AtomicU64::new(1),
             cgroup,
+            home: placement.home.to_path_buf(),
+            owner: placement.ids.root_owner(),
+            quota: placement.quota.clone(),
+            toolchain_env,
         })
     }
 
@@ -254,16 +310,19 @@ impl Sandbox {
         }
     }
 
-    /// A host program run with the sandbox's view of the filesystem (its mount namespace),
-    /// in the repository directory, with a clean environment. It is not confined to the
-    /// sandbox's other namespaces: use it for trusted helpers such as `git`, not for
-    /// anything the agent wrote.
+    /// A host program (a helper such as `git`) run inside the sandbox's namespaces, in the
+    /// repository directory, with a clean environment and without any capability: it reads
+    /// files the agent wrote (a repository's own git configuration may name programs to
+    /// run), so it gets the sandbox's confinement, less the seccomp filter and cgroup
+    /// limits, which its short runs do not need.
     ///
     /// With namespaces the program is started by `nsenter` (util-linux), which joins the
-    /// sandbox's user (when not root) and mount namespaces and enters the repository. Every
-    /// program is named by its absolute path and no code runs between fork and exec, so the
-    /// standard library spawns with `posix_spawn` (vfork) rather than `fork`: forking a large
-    /// multithreaded process costs milliseconds of system time per command.
+    /// sandbox's user, mount, PID, network, IPC, UTS and cgroup namespaces as the sandbox's
+    /// root and enters the repository, then `setpriv` (util-linux), which drops every
+    /// capability and sets `no_new_privs`. Every program is named by its absolute path and
+    /// no code runs between fork and exec, so the standard library spawns with `posix_spawn`
+    /// (vfork) rather than `fork`: forking a large multithreaded process costs milliseconds
+    /// of system time per command.
     pub fn host_command(&self, program: &str) -> std::io::Result<Command> {
         let mut command = match &self.backend {
             Backend::Plain => {
@@ -271,16 +330,20 @@ impl Sandbox {
                 command.current_dir(&self.host_root);
                 command
             }
-            Backend::Namespaces { init, .. } => {
+            Backend::Namespaces {
+                init,
+                keep_credentials,
+                ..
+            } => {
                 let pid = init
                     .lock()
                     .unwrap_or_else(|poisoned| poisoned.into_inner())
                     .id();
                 let mut command = Command::new(find_program("nsenter")?);
-                if !nix::unistd::Uid::effective().is_root() {
-                    command
-                        .arg(format!("--user=/proc/{pid}/ns/user"))
-                        .arg("--preserve-credentials");
+                command.arg(format!("--user=/proc/{pid}/ns/user"));
+                if *keep_credentials {
+                    // setgroups is denied in a one-id namespace; the caller's ids are its root.
+                    command.arg("--preserve-credentials");
                 }
                 // `--wd` opens the directory before joining the namespaces (through
                 // `/proc/PID/root`, which reaches the sandbox's mounts) and enters it after.
@@ -288,18 +351,33 @@ impl Sandbox {
                 workdir.push(&self.host_root);
                 command
                     .arg(format!("--mount=/proc/{pid}/ns/mnt"))
+                    .arg(format!("--pid=/proc/{pid}/ns/pid_for_children"))
+                    .arg(format!("--net=/proc/{pid}/ns/net"))
+                    .arg(format!("--ipc=/proc/{pid}/ns/ipc"))
+                    .arg(format!("--uts=/proc/{pid}/ns/uts"))
+                    .arg(format!("--cgroup=/proc/{pid}/ns/cgroup"))
                     .arg(workdir)
                     .arg("--")
+                    .arg(find_program("setpriv")?)
+                    .args([
+                        "--no-new-privs",
+                        "--inh-caps=-all",
+                        "--bounding-set=-all",
+                        "--",
+                    ])
                     .arg(program);
                 command
             }
         };
-        command.env_clear().envs(
-            self.config
-                .command_env()
-                .into_iter()
-                .filter(|(name, _)| name == "PATH" || name == "HOME"),
-        );
+        command
+            .env_clear()
+            .envs(
+                self.config
+                    .command_env()
+                    .into_iter()
+                    .filter(|(name, _)| name == "PATH"),
+            )
+            .env("HOME", self.home_path());
         Ok(command)
     }
 
@@ -327,8 +405,59 @@ impl Sandbox {
                 )
             }
         };
-        std::fs::create_dir(&host)?;
+        self.create_as_owner(|| std::fs::create_dir(&host))?;
         Ok(Scratch { inside, host })
+    }
+
+    /// `HOME` as commands see it: the configured path inside a namespaced sandbox, the host
+    /// directory for plain subprocesses.
+    fn home_path(&self) -> PathBuf {
+        match self.backend {
+            Backend::Namespaces { .. } => self.config.home.clone(),
+            Backend::Plain => self.home.clone(),
+        }
+    }
+
+    /// Who this process must create files as inside the sandbox: its root's host ids, when
+    /// they differ from this process's (swerve running as root). See [`FileOwner`].
+    pub fn file_owner(&self) -> Option<FileOwner> {
+        let (uid, gid) = self.owner;
+        let differs =
+            uid != nix::unistd::geteuid().as_raw() || gid != nix::unistd::getegid().as_raw();
+        (matches!(self.backend, Backend::Namespaces { .. }) && differs)
+            .then_some(FileOwner { uid, gid })
+    }
+
+    /// Runs `create` as [`Sandbox::file_owner`] (or as this process when that is `None`).
+    pub(crate) fn create_as_owner<T>(&self, create: impl FnOnce() -> T) -> T {
+        match self.file_owner() {
+            Some(owner) => owner.create_as(create),
+            None => create(),
+        }
+    }
+
+    /// The environment commands start with: the configuration's, then the variables naming
+    /// the exposed toolchains (unless the configuration names them).
+    fn command_env(&self) -> Vec<(String, String)> {
+        let mut env = self.config.command_env();
+        for (name, value) in &self.toolchain_env {
+            if !env.iter().any(|(existing, _)| existing == name) {
+                env.push((name.clone(), value.clone()));
+            }
+        }
+        env
+    }
+
+    /// The command's file size limit: the configured one, and never past the disk quota.
+    fn file_size_limit(&self) -> Option<u64> {
+        let limits = &self.config.limits;
+        match (
+            limits.file_size_bytes,
+            self.quota.as_ref().map(|quota| quota.limit),
+        ) {
+            (Some(file), Some(disk)) => Some(file.min(disk)),
+            (file, disk) => file.or(disk),
+        }
     }
 
     /// The configuration this sandbox was started with.
@@ -350,9 +479,9 @@ impl Sandbox {
         let request = Request::Run(RunRequest {
             id,
             command: command.to_owned(),
-            env: self.config.command_env(),
+            env: self.command_env(),
             workdir: self.config.workdir(),
-            file_size_limit: self.config.limits.file_size_bytes,
+            file_size_limit: self.file_size_limit(),
             max_processes: self
                 .cgroup
                 .is_none()
@@ -404,6 +533,19 @@ impl Sandbox {
                 outcome.timed_out = true;
             }
         }
+        if let Some(quota) = &self.quota
+            && (quota.take_exceeded() || quota.is_over())
+        {
+            outcome.disk_limit = Some(quota.limit);
+            outcome.stderr.extend_from_slice(
+                format!(
+                    "\nswerve: the workspace is over its disk quota of {} (disk_limit): \
+                     commands were stopped; delete files you do not need\n",
+                    human_bytes(quota.limit)
+                )
+                .as_bytes(),
+            );
+        }
         outcome.duration = started.elapsed();
         Ok(outcome)
     }
@@ -424,6 +566,7 @@ impl Sandbox {
             .current_dir(&self.host_root)
             .env_clear()
             .envs(self.config.command_env())
+            .env("HOME", &self.home)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -471,7 +614,7 @@ impl Sandbox {
 
     /// Ends every process of the sandbox and waits for the init to exit.
     fn shutdown(&mut self) {
-        if let Backend::Namespaces { control, init } = &self.backend {
+        if let Backend::Namespaces { control, init, .. } = &self.backend {
             let control = control
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
@@ -505,6 +648,26 @@ impl Shell for Sandbox {
 impl Drop for Sandbox {
     fn drop(&mut self) {
         self.shutdown();
+    }
+}
+
+/// Reads the init's next reply and checks it is the one `wanted` accepts; a setup failure
+/// or a silent death becomes the matching error.
+fn expect_reply(
+    control: &UnixStream,
+    child: &mut Child,
+    wanted: impl Fn(&Reply) -> bool,
+) -> Result<(), SandboxError> {
+    match protocol::receive::<Reply>(control) {
+        Ok(Some((reply, _))) if wanted(&reply) => Ok(()),
+        Ok(Some((Reply::SetupFailed { message }, _))) => {
+            let _ = child.wait();
+            Err(SandboxError::Setup(message))
+        }
+        other => Err(SandboxError::InitDied(format!(
+            "the sandbox init ended without a word ({other:?}); {}",
+            exit_of(child)
+        ))),
     }
 }
 

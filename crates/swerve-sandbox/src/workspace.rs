@@ -16,10 +16,13 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use swerve_core::{ExecOutcome, Shell};
 
+use crate::identity::{IdMap, hand_over};
 use crate::init::LayerSpec;
+use crate::quota::DiskQuota;
 use crate::sandbox::{Layer, Placement};
 use crate::{
-    BaseCheckout, Cache, Isolation, Patch, PatchOptions, Sandbox, SandboxConfig, SandboxError,
+    BaseCheckout, Cache, Isolation, IsolationInForce, Patch, PatchOptions, Sandbox, SandboxConfig,
+    SandboxError,
 };
 
 /// How a workspace's writable layer is made.
@@ -114,38 +117,67 @@ impl Workspace {
             base: base.clone(),
             strategy: options.strategy,
         };
+        let ids = if options.sandbox.isolation == Isolation::None {
+            IdMap::current()
+        } else {
+            IdMap::for_this_process(options.sandbox.subordinate_ids).map_err(SandboxError::Setup)?
+        };
+        let owner = ids.root_owner();
+        let home = workspace.private_dir("home", owner)?;
         let hide = [cache.root().to_path_buf()];
         let sandbox_name = format!("ws-{name}");
-        let root_mount_dir = cache.rootfs_dir();
-        let extra_layers = workspace.extra_layer_specs(&options.extra_layers)?;
-        let placement = Placement {
-            name: &sandbox_name,
-            root_mount_dir: &root_mount_dir,
-            hide: &hide,
-            cgroups: cache.cgroups(),
-            extra_layers: &extra_layers,
+        let ExtraLayerMounts {
+            specs: extra_layers,
+            mut written,
+        } = workspace.extra_layer_specs(&options.extra_layers, owner)?;
+        written.push(home.clone());
+        let quota = |written: Vec<PathBuf>| {
+            options
+                .sandbox
+                .limits
+                .disk_bytes
+                .map(|limit| Arc::new(DiskQuota::new(limit, written)))
         };
-        let start = |layer: Layer<'_>| Sandbox::start(layer, &options.sandbox, &placement);
+        let start = |layer: Layer<'_>, quota| {
+            let placement = Placement {
+                name: &sandbox_name,
+                hide: &hide,
+                cgroups: cache.cgroups(),
+                extra_layers: &extra_layers,
+                ids: &ids,
+                home: &home,
+                quota,
+            };
+            Sandbox::start(layer, &options.sandbox, &placement)
+        };
         let wants_overlay = matches!(options.strategy, Strategy::Overlay)
             || (options.strategy == Strategy::Auto && options.sandbox.isolation != Isolation::None);
         let mut overlay_error = None;
         if wants_overlay {
-            let (upper, work) = (workspace.dir.join("upper"), workspace.dir.join("work"));
-            for dir in [&upper, &work] {
-                std::fs::create_dir(dir)
-                    .map_err(SandboxError::io(format!("creating {}", dir.display())))?;
-            }
+            let upper = workspace.private_dir("upper", owner)?;
+            let work = workspace.private_dir("work", owner)?;
             let lowers: Vec<PathBuf> = options
                 .repository_layers
                 .iter()
                 .cloned()
                 .chain([base.path.clone()])
                 .collect();
-            match start(Layer::Overlay {
-                lowers: &lowers,
-                upper: &upper,
-                work: &work,
-            }) {
+            for lower in &lowers {
+                hand_over(lower, owner).map_err(SandboxError::io(format!(
+                    "giving {} to the sandbox's root",
+                    lower.display()
+                )))?;
+            }
+            let mut written = written.clone();
+            written.push(upper.clone());
+            match start(
+                Layer::Overlay {
+                    lowers: &lowers,
+                    upper: &upper,
+                    work: &work,
+                },
+                quota(written),
+            ) {
                 Ok(sandbox) => {
                     workspace.strategy = Strategy::Overlay;
                     workspace.sandbox = Some(Arc::new(sandbox));
@@ -170,6 +202,13 @@ impl Workspace {
             _ => "--reflink=auto",
         };
         copy_tree(&base.path, &copy, reflink)?;
+        let give = |owner| {
+            hand_over(&copy, owner).map_err(SandboxError::io(format!(
+                "giving {} to the sandbox's root",
+                copy.display()
+            )))
+        };
+        give(owner)?;
         workspace.strategy = if options.strategy == Strategy::Auto {
             Strategy::Copy
         } else {
@@ -178,8 +217,26 @@ impl Workspace {
         if let Some(error) = overlay_error {
             tracing::debug!("overlay unavailable ({error}); using a copy");
         }
-        workspace.sandbox = Some(Arc::new(start(Layer::Directory(&copy))?));
+        written.push(copy.clone());
+        let sandbox = start(Layer::Directory(&copy), quota(written))?;
+        if sandbox.isolation() == IsolationInForce::None {
+            // Namespaces were unavailable: the copy's commands run as this process.
+            give(IdMap::current().root_owner())?;
+        }
+        workspace.sandbox = Some(Arc::new(sandbox));
         Ok(workspace)
+    }
+
+    /// Creates the workspace's directory `name`, owned by the sandbox's root.
+    fn private_dir(&self, name: &str, owner: (u32, u32)) -> Result<PathBuf, SandboxError> {
+        let dir = self.dir.join(name);
+        std::fs::create_dir(&dir)
+            .map_err(SandboxError::io(format!("creating {}", dir.display())))?;
+        hand_over(&dir, owner).map_err(SandboxError::io(format!(
+            "giving {} to the sandbox's root",
+            dir.display()
+        )))?;
+        Ok(dir)
     }
 
     /// The sandbox running this workspace's commands.
@@ -189,26 +246,36 @@ impl Workspace {
             .expect("a live workspace has a sandbox")
     }
 
-    /// The mount specifications of `layers`, creating the upper layers of copy-on-write ones.
+    /// The mount specifications of `layers`, creating the upper layers of copy-on-write
+    /// ones, and the host directories their writes land in. Layers the sandbox may change are
+    /// handed to its root first.
     fn extra_layer_specs(
         &self,
         layers: &[ExtraLayer],
-    ) -> Result<Vec<(PathBuf, LayerSpec)>, SandboxError> {
+        owner: (u32, u32),
+    ) -> Result<ExtraLayerMounts, SandboxError> {
         let mut specs = Vec::with_capacity(layers.len());
+        let mut written = Vec::new();
         for (index, layer) in layers.iter().enumerate() {
             let source = layer.source.clone();
+            let give = |dir: &Path| {
+                hand_over(dir, owner).map_err(SandboxError::io(format!(
+                    "giving {} to the sandbox's root",
+                    dir.display()
+                )))
+            };
             let spec = match layer.access {
                 LayerAccess::ReadOnly => LayerSpec::ReadOnly { source },
-                LayerAccess::ReadWrite => LayerSpec::Bind { source },
+                LayerAccess::ReadWrite => {
+                    give(&source)?;
+                    written.push(source.clone());
+                    LayerSpec::Bind { source }
+                }
                 LayerAccess::CopyOnWrite => {
-                    let (upper, work) = (
-                        self.dir.join(format!("layer{index}-upper")),
-                        self.dir.join(format!("layer{index}-work")),
-                    );
-                    for dir in [&upper, &work] {
-                        std::fs::create_dir(dir)
-                            .map_err(SandboxError::io(format!("creating {}", dir.display())))?;
-                    }
+                    give(&source)?;
+                    let upper = self.private_dir(&format!("layer{index}-upper"), owner)?;
+                    let work = self.private_dir(&format!("layer{index}-work"), owner)?;
+                    written.push(upper.clone());
                     LayerSpec::Overlay {
                         lowers: vec![source],
                         upper,
@@ -218,7 +285,7 @@ impl Workspace {
             };
             specs.push((layer.mount_point.clone(), spec));
         }
-        Ok(specs)
+        Ok(ExtraLayerMounts { specs, written })
     }
 
     /// A shell for this workspace that does not keep it alive: once the workspace is
@@ -289,6 +356,12 @@ impl Drop for Workspace {
             tracing::warn!("{error}");
         }
     }
+}
+
+/// How a workspace's extra layers are mounted, and the host directories their writes land in.
+struct ExtraLayerMounts {
+    specs: Vec<(PathBuf, LayerSpec)>,
+    written: Vec<PathBuf>,
 }
 
 /// A [`Shell`] holding a weak reference to a workspace's sandbox.

@@ -18,6 +18,8 @@ use std::path::{Component, Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use swerve_core::FileOwner;
+
 /// Where the repository lives inside the sandbox unless told otherwise.
 pub const DEFAULT_SANDBOX_ROOT: &str = "/testbed";
 
@@ -30,6 +32,9 @@ pub struct WorkspaceFs {
     host_root: PathBuf,
     sandbox_root: String,
     root_parts: Vec<String>,
+    /// Who new files and directories are created as (the sandbox's root, when it is not
+    /// this process); see [`swerve_core::owner`].
+    owner: Option<FileOwner>,
 }
 
 /// What a resolved path points at.
@@ -128,7 +133,14 @@ impl WorkspaceFs {
             host_root: host_root.into(),
             sandbox_root: format!("/{}", root_parts.join("/")),
             root_parts,
+            owner: None,
         }
+    }
+
+    /// Creates new files and directories as `owner` (the sandbox's `Sandbox::file_owner`).
+    pub fn owned_by(mut self, owner: Option<FileOwner>) -> Self {
+        self.owner = owner;
+        self
     }
 
     /// The repository's path inside the sandbox, e.g. `/testbed`.
@@ -333,10 +345,17 @@ impl WorkspaceFs {
             path: file.display.clone(),
             source,
         };
-        if let Some(parent) = file.host.parent() {
-            fs::create_dir_all(parent).map_err(io_error)?;
+        let create = || {
+            if let Some(parent) = file.host.parent() {
+                fs::create_dir_all(parent)?;
+            }
+            write_atomic(&file.host, data)
+        };
+        match self.owner {
+            Some(owner) => owner.create_as(create),
+            None => create(),
         }
-        write_atomic(&file.host, data).map_err(io_error)
+        .map_err(io_error)
     }
 
     /// Deletes a resolved file.

@@ -78,6 +78,7 @@ pub fn workspace(
 /// The native tools over `workspace`, with paths as the sandbox shows them.
 pub fn toolbox(config: &Config, workspace: &Workspace) -> Toolbox {
     let mount_point = config.sandbox.mount_point.to_string_lossy();
-    let fs = WorkspaceFs::with_sandbox_root(workspace.host_root(), &mount_point);
+    let fs = WorkspaceFs::with_sandbox_root(workspace.host_root(), &mount_point)
+        .owned_by(workspace.sandbox().file_owner());
     Toolbox::new(fs, workspace.shell(), config.tools.clone())
 }

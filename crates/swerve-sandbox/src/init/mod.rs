@@ -3,14 +3,19 @@
 //! The host re-executes its own binary with [`INIT_ENV`] set (see [`crate::sandbox`]); a
 //! constructor that runs before `main` notices and calls [`run`] instead. The init then:
 //!
-//! 1. joins the sandbox's cgroups and unshares user (when not root), mount, PID, IPC, UTS
-//!    and (unless network is allowed) network namespaces;
-//! 2. forks the process that is PID 1 of the new PID namespace, which builds the root
-//!    filesystem ([`rootfs`]) and serves the host's requests ([`serve`]).
+//! 1. joins the sandbox's cgroups, drops host root's supplementary groups and unshares a
+//!    user namespace, whose id maps the host writes ([`crate::identity`]) while the init
+//!    waits on the control socket; then becomes the namespace's root;
+//! 2. unshares mount, PID, IPC, UTS, cgroup and (unless network is allowed) network
+//!    namespaces, all owned by that user namespace;
+//! 3. forks the process that is PID 1 of the new PID namespace, which builds the root
+//!    filesystem ([`rootfs`]), gives up what commands must not have ([`harden`]) and serves
+//!    the host's requests ([`serve`]).
 //!
 //! When the host closes the control socket or dies, PID 1 exits and the kernel kills
 //! every process left in the sandbox.
 
+mod harden;
 mod rootfs;
 mod serve;
 
@@ -20,10 +25,10 @@ use std::path::PathBuf;
 
 use nix::sched::{CloneFlags, unshare};
 use nix::sys::wait::{WaitStatus, waitpid};
-use nix::unistd::{ForkResult, Pid, Uid, fork};
+use nix::unistd::{ForkResult, Gid, Pid, Uid, fork};
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::{self, Reply};
+use crate::protocol::{self, Reply, Request};
 
 /// Environment variable that turns a process into a sandbox init; its value is the JSON [`InitSpec`].
 pub(crate) const INIT_ENV: &str = "__SWERVE_SANDBOX_INIT";
@@ -36,17 +41,18 @@ pub(crate) struct InitSpec {
     pub layers: Vec<(PathBuf, LayerSpec)>,
     /// Keep the host's network namespace.
     pub network: bool,
-    /// An empty host directory used as the mount point of the new root.
-    pub root_mount_dir: PathBuf,
     /// Size of `/tmp`, in bytes.
     pub tmp_bytes: u64,
     /// Host paths to cover with empty read-only directories.
     pub hide_paths: Vec<PathBuf>,
     /// `cgroup.procs` files to join before anything else.
     pub cgroup_procs: Vec<PathBuf>,
-    /// The host user and group the sandbox's root maps to (user namespaces only).
-    pub host_uid: u32,
-    pub host_gid: u32,
+    /// The sandbox's `HOME`: (host directory, path inside), mounted writable.
+    pub home: (PathBuf, PathBuf),
+    /// Host paths shown at the same path inside, each with whether it is writable.
+    pub exposures: Vec<(PathBuf, bool)>,
+    /// Files inside exposures covered by an empty file (credentials).
+    pub masked_files: Vec<PathBuf>,
 }
 
 /// How a directory at a mount point is made.
@@ -78,13 +84,14 @@ pub(crate) fn run(spec_json: &str) -> ! {
         Ok(spec) => spec,
         Err(error) => fail(&control, format!("bad sandbox spec: {error}")),
     };
-    if let Err(message) = enter_namespaces(&spec) {
-        fail(&control, message);
-    }
+    let sources = match enter_namespaces(&spec, &control) {
+        Ok(sources) => sources,
+        Err(message) => fail(&control, message),
+    };
     // SAFETY: this process is single-threaded (a fresh exec that started no threads).
     match unsafe { fork() } {
         Ok(ForkResult::Child) => {
-            if let Err(message) = serve::become_pid1(&spec, &control) {
+            if let Err(message) = serve::become_pid1(&spec, sources, &control) {
                 fail(&control, message);
             }
             unreachable!("serve returns only by exiting")
@@ -94,6 +101,51 @@ pub(crate) fn run(spec_json: &str) -> ! {
             &control,
             format!("fork of the sandbox's PID 1 failed: {error}"),
         ),
+    }
+}
+
+/// The host paths the init mounts from, each opened as an `O_PATH` descriptor while the init
+/// still has the host's user id, and reached afterwards through `/proc/self/fd/N`. Dropped once the root filesystem is built, so no command can reach them.
+pub(crate) struct HostSources {
+    opened: Vec<(PathBuf, OwnedFd)>,
+}
+
+impl HostSources {
+    fn open(spec: &InitSpec) -> Result<Self, String> {
+        let mut paths: Vec<&std::path::Path> = vec![&spec.home.0];
+        for (_, layer) in &spec.layers {
+            match layer {
+                LayerSpec::Overlay {
+                    lowers,
+                    upper,
+                    work,
+                } => paths.extend(lowers.iter().chain([upper, work]).map(PathBuf::as_path)),
+                LayerSpec::Bind { source } | LayerSpec::ReadOnly { source } => paths.push(source),
+            }
+        }
+        paths.extend(spec.exposures.iter().map(|(path, _)| path.as_path()));
+        let mut opened = Vec::with_capacity(paths.len());
+        for path in paths {
+            let fd = nix::fcntl::open(
+                path,
+                nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC,
+                nix::sys::stat::Mode::empty(),
+            )
+            .map_err(|error| format!("cannot open {}: {error}", path.display()))?;
+            opened.push((path.to_path_buf(), fd));
+        }
+        Ok(Self { opened })
+    }
+
+    /// The path through which the init reaches the host path `path` (which must be one it
+    /// opened).
+    pub(crate) fn get(&self, path: &std::path::Path) -> PathBuf {
+        use std::os::fd::AsRawFd;
+        self.opened
+            .iter()
+            .find(|(opened, _)| opened == path)
+            .map(|(_, fd)| PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd())))
+            .unwrap_or_else(|| path.to_path_buf())
     }
 }
 
@@ -138,34 +190,47 @@ pub(crate) fn fail(control: &UnixStream, message: String) -> ! {
     std::process::exit(1)
 }
 
-fn enter_namespaces(spec: &InitSpec) -> Result<(), String> {
+/// A closure turning an error into a message that says what was being done.
+pub(crate) fn fail_text<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> String + '_ {
+    move |error| format!("{what}: {error}")
+}
+
+/// Enters the sandbox's namespaces and returns the host paths it mounts, opened in its new
+/// mount namespace while this process still has the host's user id: the sandbox's root
+/// may not be able to search the directories that lead to them (a cache under a `0700`
+/// home, say).
+fn enter_namespaces(spec: &InitSpec, control: &UnixStream) -> Result<HostSources, String> {
     let pid = std::process::id().to_string();
     for procs in &spec.cgroup_procs {
         std::fs::write(procs, &pid)
             .map_err(|error| format!("cannot join cgroup {}: {error}", procs.display()))?;
     }
+    if Uid::effective().is_root() {
+        // Host root's supplementary groups would still open group-readable host files.
+        nix::unistd::setgroups(&[]).map_err(fail_text("dropping supplementary groups"))?;
+    }
+    unshare(CloneFlags::CLONE_NEWUSER).map_err(fail_text("cannot create a user namespace"))?;
+    protocol::send(control, &Reply::AwaitingIdMap, &[])
+        .map_err(fail_text("cannot reach the host"))?;
+    match protocol::receive::<Request>(control) {
+        Ok(Some((Request::IdsMapped, _))) => {}
+        other => return Err(format!("the host did not map the sandbox's ids: {other:?}")),
+    }
     let mut flags = CloneFlags::CLONE_NEWNS
         | CloneFlags::CLONE_NEWPID
         | CloneFlags::CLONE_NEWIPC
-        | CloneFlags::CLONE_NEWUTS;
+        | CloneFlags::CLONE_NEWUTS
+        | CloneFlags::CLONE_NEWCGROUP;
     if !spec.network {
         flags |= CloneFlags::CLONE_NEWNET;
     }
-    if !Uid::effective().is_root() {
-        unshare(CloneFlags::CLONE_NEWUSER)
-            .map_err(|error| format!("cannot create a user namespace: {error}"))?;
-        map_root(spec.host_uid, spec.host_gid)?;
-    }
-    unshare(flags).map_err(|error| format!("cannot create namespaces ({flags:?}): {error}"))
-}
-
-/// Maps root inside a fresh user namespace to the host user.
-fn map_root(uid: u32, gid: u32) -> Result<(), String> {
-    let write = |file: &str, text: String| {
-        std::fs::write(file, text).map_err(|error| format!("cannot write {file}: {error}"))
-    };
-    write("/proc/self/setgroups", "deny".into())?;
-    write("/proc/self/uid_map", format!("0 {uid} 1"))?;
-    write("/proc/self/gid_map", format!("0 {gid} 1"))?;
-    Ok(())
+    unshare(flags).map_err(|error| format!("cannot create namespaces ({flags:?}): {error}"))?;
+    let sources = HostSources::open(spec)?;
+    let root = Gid::from_raw(0);
+    nix::unistd::setresgid(root, root, root)
+        .map_err(fail_text("becoming the user namespace's root group"))?;
+    let root = Uid::from_raw(0);
+    nix::unistd::setresuid(root, root, root)
+        .map_err(fail_text("becoming the user namespace's root"))?;
+    Ok(sources)
 }

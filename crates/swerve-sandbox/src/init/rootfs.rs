@@ -1,9 +1,20 @@
 //! Builds a sandbox's root filesystem and pivots into it.
 //!
-//! The new root is a tmpfs holding read-only bind mounts of the host's top-level
-//! directories, the repository layer at the mount point (the only writable place besides
-//! private `/tmp`, `/run` and `/dev/shm` tmpfs mounts), a fresh `/proc` for the sandbox's
-//! PID namespace and a minimal `/dev`. The root itself is remounted read-only.
+//! The new root is a tmpfs holding only what a task needs, like a container image:
+//!
+//! - the host's system directories (`/usr`, `/bin`, `/sbin`, `/lib*`), read-only;
+//! - a curated `/etc`: the entries in [`ETC_ENTRIES`] (users, name resolution, the dynamic
+//!   linker, certificates, locale, shells' profiles), read-only; never `shadow`, `sudoers`,
+//!   SSH host keys, private TLS keys or package managers' credentials;
+//! - the layers: the repository at its mount point, environments beside it;
+//! - a fresh `/proc` of the sandbox's PID namespace with Docker's masked and read-only paths
+//!   ([`PROC_MASKED`], [`PROC_READ_ONLY`]), the host's `/sys` read-only (less
+//!   [`SYS_MASKED`]), a minimal `/dev`, private `/tmp`, `/run` and `/dev/shm` tmpfs mounts;
+//! - a private, writable `HOME`, and the configured or toolchain exposures (read-only unless
+//!   marked writable), with credentials inside them covered.
+//!
+//! Nothing else of the host is reachable: not `/root`, `/home`, `/mnt`, `/media`, `/srv`,
+//! nor any other top-level directory. The root itself is remounted read-only.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -12,16 +23,97 @@ use std::path::Path;
 
 use nix::mount::{MntFlags, MsFlags, mount, umount2};
 
-use super::{InitSpec, LayerSpec};
+use super::{HostSources, InitSpec, LayerSpec};
 
-/// Host top-level entries that are never bound: each is replaced by something private.
-const REPLACED: &[&str] = &["proc", "dev", "tmp", "run", "lost+found"];
+/// Where the new root is built before the pivot: a directory every id can search. It is
+/// covered only in the sandbox's own mount namespace; the host's `/tmp` is untouched, and
+/// host paths below it stay reachable through [`HostSources`].
+const NEW_ROOT: &str = "/tmp";
+
+/// Top-level host entries every sandbox sees, read-only (symlinks are recreated as such).
+const SYSTEM_DIRS: &[&str] = &["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"];
+
+/// Entries of the host's `/etc` a sandbox sees, read-only, where they exist. Names ending in
+/// `*` match by prefix.
+const ETC_ENTRIES: &[&str] = &[
+    "passwd",
+    "group",
+    "hosts",
+    "resolv.conf",
+    "nsswitch.conf",
+    "host.conf",
+    "gai.conf",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "timezone",
+    "alternatives",
+    "ssl/certs",
+    "ssl/openssl.cnf",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "os-release",
+    "debian_version",
+    "lsb-release",
+    "issue",
+    "protocols",
+    "services",
+    "networks",
+    "ethertypes",
+    "rpc",
+    "mime.types",
+    "mailcap",
+    "magic",
+    "magic.mime",
+    "bash.bashrc",
+    "profile",
+    "profile.d",
+    "environment",
+    "inputrc",
+    "shells",
+    "login.defs",
+    "locale.alias",
+    "locale.gen",
+    "default/locale",
+    "manpath.config",
+    "xattr.conf",
+    "terminfo",
+    "skel",
+    "fonts",
+    "mtab",
+    "python*",
+    "perl",
+    "java-*",
+];
+
+/// `/proc` entries covered (files by an empty file, directories by an empty tmpfs), as in
+/// Docker's default.
+const PROC_MASKED: &[&str] = &[
+    "asound",
+    "acpi",
+    "kcore",
+    "keys",
+    "key-users",
+    "kmsg",
+    "latency_stats",
+    "timer_list",
+    "timer_stats",
+    "sched_debug",
+    "scsi",
+];
+
+/// `/proc` entries made read-only, as in Docker's default.
+const PROC_READ_ONLY: &[&str] = &["bus", "fs", "irq", "sys", "sysrq-trigger"];
+
+/// `/sys` entries covered, as in Docker's default.
+const SYS_MASKED: &[&str] = &["firmware", "devices/virtual/powercap"];
 
 /// Device nodes bound from the host into `/dev`.
 const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
 
-/// Builds the root under `spec.root_mount_dir` and pivots into it.
-pub(crate) fn build_and_pivot(spec: &InitSpec) -> Result<(), String> {
+/// Builds the root at [`NEW_ROOT`] and pivots into it.
+pub(crate) fn build_and_pivot(spec: &InitSpec, sources: &HostSources) -> Result<(), String> {
     mount_or(
         None::<&str>,
         "/",
@@ -29,26 +121,21 @@ pub(crate) fn build_and_pivot(spec: &InitSpec) -> Result<(), String> {
         MsFlags::MS_REC | MsFlags::MS_PRIVATE,
         None,
     )?;
-    let root = spec.root_mount_dir.as_path();
+    let root = Path::new(NEW_ROOT);
     mount_or(
         Some("tmpfs"),
         root,
         Some("tmpfs"),
-        MsFlags::empty(),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
         Some("mode=0755"),
     )?;
-    bind_host_tree(root, spec)?;
+    bind_system_dirs(root)?;
+    build_etc(root)?;
     for (mount_point, layer) in &spec.layers {
-        mount_layer(root, mount_point, layer, spec.host_uid)?;
+        mount_layer(root, mount_point, layer, sources)?;
     }
-    mkdir(&root.join("proc"))?;
-    mount_or(
-        Some("proc"),
-        root.join("proc"),
-        Some("proc"),
-        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
-        None,
-    )?;
+    build_proc(root)?;
+    build_sys(root)?;
     build_dev(root)?;
     let tmp_size = format!("size={},mode=1777", spec.tmp_bytes);
     for scratch in ["tmp", "run"] {
@@ -62,16 +149,26 @@ pub(crate) fn build_and_pivot(spec: &InitSpec) -> Result<(), String> {
             Some(&tmp_size),
         )?;
     }
+    mkdir(&root.join("var"))?;
+    symlink("../tmp", root.join("var/tmp"))
+        .map_err(|error| format!("cannot create /var/tmp: {error}"))?;
+    let (home_source, home) = &spec.home;
+    let home_target = inside(root, home);
+    mkdir(&home_target)?;
+    bind_writable(&sources.get(home_source), &home_target)?;
+    for (path, writable) in &spec.exposures {
+        expose(root, path, &sources.get(path), *writable)?;
+    }
+    for file in &spec.masked_files {
+        let target = inside(root, file);
+        if target.is_file() {
+            bind_read_only(&root.join("dev/null"), &target)?;
+        }
+    }
     for hidden in &spec.hide_paths {
-        let target = root.join(hidden.strip_prefix("/").unwrap_or(hidden));
+        let target = inside(root, hidden);
         if target.is_dir() {
-            mount_or(
-                Some("tmpfs"),
-                &target,
-                Some("tmpfs"),
-                MsFlags::MS_RDONLY,
-                Some("size=4k,mode=0755"),
-            )?;
+            cover_directory(&target)?;
         }
     }
     pivot(root)?;
@@ -84,36 +181,162 @@ pub(crate) fn build_and_pivot(spec: &InitSpec) -> Result<(), String> {
     )
 }
 
-/// Binds every host top-level directory read-only, and recreates top-level symlinks.
-fn bind_host_tree(root: &Path, spec: &InitSpec) -> Result<(), String> {
-    let entries = std::fs::read_dir("/").map_err(|error| format!("cannot list /: {error}"))?;
-    let layer_tops: Vec<_> = spec
-        .layers
-        .iter()
-        .filter_map(|(mount_point, _)| mount_point.components().nth(1))
-        .map(|component| component.as_os_str().to_owned())
-        .collect();
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        if REPLACED.iter().any(|skip| name == *skip) || layer_tops.contains(&name) {
-            continue;
-        }
-        let source = Path::new("/").join(&name);
-        let target = root.join(&name);
-        let file_type = entry
-            .file_type()
-            .map_err(|error| format!("cannot stat {}: {error}", source.display()))?;
-        if file_type.is_symlink() {
-            let link = std::fs::read_link(&source)
-                .map_err(|error| format!("cannot read link {}: {error}", source.display()))?;
-            symlink(&link, &target)
-                .map_err(|error| format!("cannot create {}: {error}", target.display()))?;
-        } else if file_type.is_dir() {
-            mkdir(&target)?;
-            bind_read_only(&source, &target)?;
-        }
+/// `path` (absolute, inside the sandbox) under the new root.
+fn inside(root: &Path, path: &Path) -> std::path::PathBuf {
+    root.join(path.strip_prefix("/").unwrap_or(path))
+}
+
+/// Binds the host's system directories read-only, recreating those that are symlinks
+/// (`/bin -> usr/bin` on merged-`/usr` systems).
+fn bind_system_dirs(root: &Path) -> Result<(), String> {
+    for name in SYSTEM_DIRS {
+        bind_host_entry(&Path::new("/").join(name), &root.join(name))?;
     }
     Ok(())
+}
+
+/// Shows the host entry `source` at `target` read-only: a symlink is recreated, a directory
+/// or file bound; a missing entry is skipped.
+fn bind_host_entry(source: &Path, target: &Path) -> Result<(), String> {
+    let Ok(metadata) = std::fs::symlink_metadata(source) else {
+        return Ok(());
+    };
+    if let Some(parent) = target.parent() {
+        mkdir(parent)?;
+    }
+    if metadata.file_type().is_symlink() {
+        let link = std::fs::read_link(source)
+            .map_err(|error| format!("cannot read link {}: {error}", source.display()))?;
+        symlink(&link, target)
+            .map_err(|error| format!("cannot create {}: {error}", target.display()))
+    } else if metadata.is_dir() {
+        mkdir(target)?;
+        bind_read_only(source, target)
+    } else if metadata.is_file() {
+        std::fs::write(target, b"")
+            .map_err(|error| format!("cannot create {}: {error}", target.display()))?;
+        bind_read_only(source, target)
+    } else {
+        Ok(())
+    }
+}
+
+/// A tmpfs `/etc` holding the host's [`ETC_ENTRIES`].
+fn build_etc(root: &Path) -> Result<(), String> {
+    let etc = root.join("etc");
+    mkdir(&etc)?;
+    mount_or(
+        Some("tmpfs"),
+        &etc,
+        Some("tmpfs"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some("size=1m,mode=0755"),
+    )?;
+    let host_names: Vec<String> = std::fs::read_dir("/etc")
+        .map_err(|error| format!("cannot list /etc: {error}"))?
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    for entry in ETC_ENTRIES {
+        let names: Vec<String> = match entry.strip_suffix('*') {
+            Some(prefix) => host_names
+                .iter()
+                .filter(|name| name.starts_with(prefix))
+                .cloned()
+                .collect(),
+            None => vec![(*entry).to_owned()],
+        };
+        for name in names {
+            bind_host_entry(&Path::new("/etc").join(&name), &etc.join(&name))?;
+        }
+    }
+    std::fs::write(etc.join("hostname"), "swerve-sandbox\n")
+        .map_err(|error| format!("cannot write /etc/hostname: {error}"))?;
+    mount_or(
+        None::<&str>,
+        &etc,
+        None,
+        MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some("size=1m,mode=0755"),
+    )
+}
+
+/// A fresh procfs of the sandbox's PID namespace, with Docker's masked and read-only paths.
+fn build_proc(root: &Path) -> Result<(), String> {
+    let proc = root.join("proc");
+    mkdir(&proc)?;
+    mount_or(
+        Some("proc"),
+        &proc,
+        Some("proc"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        None,
+    )?;
+    for name in PROC_READ_ONLY {
+        let target = proc.join(name);
+        if target.exists() {
+            bind_read_only(&target, &target)?;
+        }
+    }
+    for name in PROC_MASKED {
+        mask(&proc.join(name))?;
+    }
+    Ok(())
+}
+
+/// The host's `/sys`, read-only, with Docker's masked paths.
+fn build_sys(root: &Path) -> Result<(), String> {
+    let sys = root.join("sys");
+    bind_host_entry(Path::new("/sys"), &sys)?;
+    for name in SYS_MASKED {
+        mask(&sys.join(name))?;
+    }
+    Ok(())
+}
+
+/// Covers `target`: a directory with an empty read-only tmpfs, a file with an empty file.
+fn mask(target: &Path) -> Result<(), String> {
+    match std::fs::symlink_metadata(target) {
+        Ok(metadata) if metadata.is_dir() => cover_directory(target),
+        Ok(_) => {
+            let empty = Path::new("/dev/null");
+            mount_or(Some(empty), target, None, MsFlags::MS_BIND, None)
+        }
+        Err(_) => Ok(()),
+    }
+}
+
+/// Covers a directory with an empty read-only tmpfs.
+fn cover_directory(target: &Path) -> Result<(), String> {
+    mount_or(
+        Some("tmpfs"),
+        target,
+        Some("tmpfs"),
+        MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some("size=4k,mode=0755"),
+    )
+}
+
+/// Shows the host path `path` (reached through `source`) at the same path inside,
+/// read-only unless `writable`.
+fn expose(root: &Path, path: &Path, source: &Path, writable: bool) -> Result<(), String> {
+    let target = inside(root, path);
+    let metadata = std::fs::metadata(source)
+        .map_err(|error| format!("cannot expose {}: {error}", path.display()))?;
+    if metadata.is_dir() {
+        mkdir(&target)?;
+    } else if !target.exists() {
+        if let Some(parent) = target.parent() {
+            mkdir(parent)?;
+        }
+        std::fs::write(&target, b"")
+            .map_err(|error| format!("cannot create {}: {error}", target.display()))?;
+    }
+    if writable {
+        bind_writable(source, &target)
+    } else {
+        bind_read_only(source, &target)
+    }
 }
 
 /// Mounts one layer at `mount_point` (an absolute path inside the sandbox).
@@ -121,9 +344,9 @@ fn mount_layer(
     root: &Path,
     mount_point: &Path,
     layer: &LayerSpec,
-    host_uid: u32,
+    sources: &HostSources,
 ) -> Result<(), String> {
-    let target = root.join(mount_point.strip_prefix("/").unwrap_or(mount_point));
+    let target = inside(root, mount_point);
     std::fs::create_dir_all(&target)
         .map_err(|error| format!("cannot create mount point {}: {error}", target.display()))?;
     match layer {
@@ -134,34 +357,27 @@ fn mount_layer(
         } => {
             let lower = lowers
                 .iter()
-                .map(|lower| escape_overlay(lower))
+                .map(|lower| escape_overlay(&sources.get(lower)))
                 .collect::<Vec<_>>()
                 .join(":");
-            let mut options = format!(
-                "lowerdir={},upperdir={},workdir={}",
+            // Mounted in the sandbox's user namespace, overlayfs keeps its whiteouts and
+            // opaque markers in `user.overlay.*` attributes.
+            let options = format!(
+                "lowerdir={},upperdir={},workdir={},userxattr",
                 lower,
-                escape_overlay(upper),
-                escape_overlay(work)
+                escape_overlay(&sources.get(upper)),
+                escape_overlay(&sources.get(work))
             );
-            if !nix::unistd::Uid::effective().is_root() || host_uid != 0 {
-                options.push_str(",userxattr");
-            }
             mount_or(
                 Some("overlay"),
                 &target,
                 Some("overlay"),
-                MsFlags::empty(),
+                MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
                 Some(&options),
             )
         }
-        LayerSpec::Bind { source } => mount_or(
-            Some(source.as_path()),
-            &target,
-            None,
-            MsFlags::MS_BIND | MsFlags::MS_REC,
-            None,
-        ),
-        LayerSpec::ReadOnly { source } => bind_read_only(source, &target),
+        LayerSpec::Bind { source } => bind_writable(&sources.get(source), &target),
+        LayerSpec::ReadOnly { source } => bind_read_only(&sources.get(source), &target),
     }
 }
 
@@ -224,8 +440,27 @@ fn pivot(root: &Path) -> Result<(), String> {
     std::fs::remove_dir("/.oldroot").map_err(|error| format!("cannot remove /.oldroot: {error}"))
 }
 
-/// Bind-mounts `source` at `target` recursively, then makes the whole subtree read-only.
+/// Bind-mounts `source` at `target` recursively, then makes the whole subtree read-only,
+/// without set-user-id programs or device files.
 fn bind_read_only(source: &Path, target: &Path) -> Result<(), String> {
+    bind_with(
+        source,
+        target,
+        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+    )
+}
+
+/// Bind-mounts `source` at `target` recursively, writable, without set-user-id programs or
+/// device files.
+fn bind_writable(source: &Path, target: &Path) -> Result<(), String> {
+    bind_with(source, target, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
+}
+
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const MOUNT_ATTR_NOSUID: u64 = 0x2;
+const MOUNT_ATTR_NODEV: u64 = 0x4;
+
+fn bind_with(source: &Path, target: &Path, attributes: u64) -> Result<(), String> {
     mount_or(
         Some(source),
         target,
@@ -233,20 +468,25 @@ fn bind_read_only(source: &Path, target: &Path) -> Result<(), String> {
         MsFlags::MS_BIND | MsFlags::MS_REC,
         None,
     )?;
-    if set_read_only_recursive(target).is_err() {
-        mount_or(
-            None::<&str>,
-            target,
-            None,
-            MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_RDONLY,
-            None,
-        )?;
+    if set_attributes_recursive(target, attributes).is_err() {
+        // Kernels before 5.12 lack mount_setattr: remount the top mount alone.
+        let mut flags = MsFlags::MS_REMOUNT | MsFlags::MS_BIND;
+        for (attribute, flag) in [
+            (MOUNT_ATTR_RDONLY, MsFlags::MS_RDONLY),
+            (MOUNT_ATTR_NOSUID, MsFlags::MS_NOSUID),
+            (MOUNT_ATTR_NODEV, MsFlags::MS_NODEV),
+        ] {
+            if attributes & attribute != 0 {
+                flags |= flag;
+            }
+        }
+        mount_or(None::<&str>, target, None, flags, None)?;
     }
     Ok(())
 }
 
-/// `mount_setattr(2)` with `AT_RECURSIVE` and `MOUNT_ATTR_RDONLY` (Linux 5.12+).
-fn set_read_only_recursive(target: &Path) -> Result<(), nix::errno::Errno> {
+/// `mount_setattr(2)` with `AT_RECURSIVE`, setting `attributes` (Linux 5.12+).
+fn set_attributes_recursive(target: &Path, attributes: u64) -> Result<(), nix::errno::Errno> {
     #[repr(C)]
     struct MountAttr {
         attr_set: u64,
@@ -254,11 +494,10 @@ fn set_read_only_recursive(target: &Path) -> Result<(), nix::errno::Errno> {
         propagation: u64,
         userns_fd: u64,
     }
-    const MOUNT_ATTR_RDONLY: u64 = 0x1;
     let path =
         CString::new(target.as_os_str().as_bytes()).map_err(|_| nix::errno::Errno::EINVAL)?;
     let attr = MountAttr {
-        attr_set: MOUNT_ATTR_RDONLY,
+        attr_set: attributes,
         attr_clr: 0,
         propagation: 0,
         userns_fd: 0,

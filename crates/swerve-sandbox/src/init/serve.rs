@@ -23,20 +23,26 @@ use nix::sys::signal::{Signal, kill};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::{ForkResult, Pid, dup2_stderr, dup2_stdin, dup2_stdout, execve, fork};
 
-use super::InitSpec;
-use super::rootfs;
+use super::{HostSources, InitSpec};
+use super::{harden, rootfs};
 use crate::long_command::{LONG_COMMAND_BYTES, script_file, script_path};
 use crate::protocol::{self, Reply, Request, RunRequest};
 
 /// Sets up the sandbox as PID 1 and serves until the host goes away; never returns on success.
-pub(crate) fn become_pid1(spec: &InitSpec, control: &UnixStream) -> Result<(), String> {
+pub(crate) fn become_pid1(
+    spec: &InitSpec,
+    sources: HostSources,
+    control: &UnixStream,
+) -> Result<(), String> {
     prctl::set_pdeathsig(Signal::SIGKILL).map_err(|error| format!("prctl failed: {error}"))?;
     let _ = prctl::set_name(c"swerve-init");
     if !spec.network {
         bring_loopback_up()?;
     }
     let _ = nix::unistd::sethostname("swerve-sandbox");
-    rootfs::build_and_pivot(spec)?;
+    rootfs::build_and_pivot(spec, &sources)?;
+    drop(sources);
+    harden::harden()?;
     protocol::send(control, &Reply::Ready, &[])
         .map_err(|error| format!("cannot reach the host: {error}"))?;
     serve(control)
@@ -64,6 +70,12 @@ fn serve(control: &UnixStream) -> ! {
                     kill_tree(*pid);
                 }
             }
+            Ok(Some((Request::KillAll, _))) => {
+                for pid in running.values() {
+                    kill_tree(*pid);
+                }
+            }
+            Ok(Some((Request::IdsMapped, _))) => {}
             Ok(None) | Err(_) => std::process::exit(0),
         }
     }

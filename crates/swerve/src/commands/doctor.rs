@@ -3,13 +3,13 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use swerve_sandbox::{CgroupSupport, Isolation};
+use swerve_sandbox::{CgroupSupport, Confinement, Isolation, SandboxConfig};
 
 use crate::config::Config;
 
 pub fn run(config: &Config) -> Result<ExitCode> {
     let cache = config.cache()?;
-    let found = swerve_sandbox::probe(&cache);
+    let found = swerve_sandbox::probe(&cache, &config.sandbox);
     let line = |name: &str, result: &Result<(), String>, good: &str| match result {
         Ok(()) => println!("  {name:<20} yes  {good}"),
         Err(why) => println!("  {name:<20} no   {why}"),
@@ -18,7 +18,7 @@ pub fn run(config: &Config) -> Result<ExitCode> {
     line(
         "namespaces",
         &found.namespaces,
-        "user/mount/PID/network/IPC/UTS namespaces start",
+        "user/mount/PID/network/IPC/UTS/cgroup namespaces start",
     );
     line(
         "overlay",
@@ -56,6 +56,11 @@ pub fn run(config: &Config) -> Result<ExitCode> {
         (Isolation::Namespaces, Err(_)) => "none: isolation = \"namespaces\" is configured but unavailable, so sandboxes will fail to start".to_owned(),
     };
     println!("  {:<20} {in_force}", "in force");
+    println!("confinement (what a sandboxed command holds)");
+    match &found.confinement {
+        Ok(confinement) => print_confinement(confinement, &config.sandbox),
+        Err(why) => println!("  {:<20} unknown: {why}", "confinement"),
+    }
     println!("tools");
     match &found.git {
         Ok(version) => println!("  {:<20} {version}", "git"),
@@ -86,6 +91,34 @@ pub fn run(config: &Config) -> Result<ExitCode> {
     println!("  {:<20} {}", "cache", cache.root().display());
     println!("  {:<20} {}", "config", config_location());
     Ok(ExitCode::SUCCESS)
+}
+
+fn print_confinement(confinement: &Confinement, sandbox: &SandboxConfig) {
+    println!("  {:<20} {}", "user namespace", confinement.identity);
+    println!("  {:<20} uid_map inside: {}", "", confinement.uid_map);
+    println!(
+        "  {:<20} CapEff {} (Docker's default set, over the sandbox's own namespaces only)",
+        "capabilities", confinement.capabilities
+    );
+    println!("  {:<20} {}", "seccomp", confinement.seccomp);
+    println!(
+        "  {:<20} / holds {}",
+        "filesystem view",
+        confinement.root_entries.join(" ")
+    );
+    println!(
+        "  {:<20} HOME {} (private, writable, one per workspace)",
+        "",
+        sandbox.home.display()
+    );
+    if confinement.exposures.is_empty() {
+        println!("  {:<20} no host paths exposed", "");
+    }
+    for (path, writable) in &confinement.exposures {
+        let access = if *writable { "writable" } else { "read-only" };
+        println!("  {:<20} exposed {access}: {}", "", path.display());
+    }
+    println!("  {:<20} {}", "disk quota", confinement.quota);
 }
 
 fn config_location() -> String {

@@ -36,6 +36,12 @@ pub fn run(config: &Config, command: EnvCommand) -> Result<ExitCode> {
             if outcome.timed_out {
                 eprintln!("swerve: the command timed out after {timeout:?} and was killed");
             }
+            if let Some(quota) = outcome.disk_limit {
+                eprintln!(
+                    "swerve: the workspace went over its disk quota of {quota} bytes (disk_limit); \
+                     raise sandbox.limits.disk_bytes to allow more"
+                );
+            }
             workspace.destroy()?;
             Ok(ExitCode::from(outcome.shell_status().clamp(0, 255) as u8))
         }

@@ -91,7 +91,9 @@ impl Recorder {
             tracing::info!("no SWR sample: the patch is empty");
             return Ok(());
         }
-        if let Some(class @ (ErrorClass::Infra | ErrorClass::Timeout)) = report.error_class {
+        if let Some(class @ (ErrorClass::Infra | ErrorClass::Timeout | ErrorClass::DiskLimit)) =
+            report.error_class
+        {
             tracing::info!("no SWR sample: the real grade is unreliable ({class:?})");
             return Ok(());
         }

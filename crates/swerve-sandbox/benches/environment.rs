@@ -1,9 +1,11 @@
 //! Environment benchmarks, each beside its anchor measured in the same run.
 //!
-//! Run with `cargo bench -p swerve --bench environment` (install `bubblewrap` first to get
-//! the bwrap anchor). Prints a Markdown table for `BENCHMARKS.md`. Sizes can be reduced for a
-//! quick look with `SWERVE_BENCH_QUICK=1`.
+//! Run with `cargo bench -p swerve-sandbox --bench environment` (install `bubblewrap` first
+//! to get the bwrap anchor). Prints a Markdown table for `BENCHMARKS.md`. Sizes can be
+//! reduced for a quick look with `SWERVE_BENCH_QUICK=1`. `scripts/bench-sandbox-before-after.sh
+//! REV` runs it over this tree and over an earlier revision, one after the other.
 
+#[path = "../../swerve/benches/support/mod.rs"]
 mod support;
 
 use std::path::Path;
