@@ -23,7 +23,7 @@ mod sandbox;
 mod source;
 mod workspace;
 
-pub use base::BaseCheckout;
+pub use base::{BASE_FORMAT, BaseCheckout};
 pub use cache::Cache;
 pub use cgroup::CgroupSupport;
 pub use config::{Isolation, Limits, SandboxConfig};
