@@ -7,9 +7,10 @@
 //! under pyenv, with `uv python find`, or on `PATH`), run the recipe's pre-install commands,
 //! `pip install` its packages, run its install command in the repository. The venv directory
 //! and the repository changes are cached under `<cache>/envs/<key>/`; the key covers the
-//! recipe and, when there is an install step, the base commit. Builds may use the network
-//! (package registries) and honour the host's `PIP_*` / `UV_*` settings; evaluation
-//! sandboxes do not get the network.
+//! recipe and, when there is an install step, the base commit and [`BASE_FORMAT`] (an install
+//! over a base without tags gave projects versioned from their tags a wrong version). Builds
+//! may use the network (package registries) and honour the host's `PIP_*` / `UV_*` settings;
+//! evaluation sandboxes do not get the network.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -18,7 +19,7 @@ use std::time::Duration;
 
 use nix::fcntl::{Flock, FlockArg};
 use swerve_sandbox::{
-    BaseCheckout, Cache, ExtraLayer, LayerAccess, SandboxError, Strategy, Workspace,
+    BASE_FORMAT, BaseCheckout, Cache, ExtraLayer, LayerAccess, SandboxError, Strategy, Workspace,
     WorkspaceOptions,
 };
 
@@ -185,13 +186,14 @@ impl Environments<'_> {
         recipe: &EnvironmentRecipe,
     ) -> Result<Environment, EnvironmentError> {
         let cache = self.cache;
-        // Steps that can change the repository make the environment specific to its commit.
+        // Steps that can change the repository make the environment specific to its commit,
+        // and to what its base contains (an install reads the tags for the project's version).
         let changes_repository = recipe.install.is_some()
             || !recipe.pre_install.is_empty()
             || !recipe.requirements.is_empty();
         let key = if changes_repository {
             format!(
-                "{}-{LAYOUT}-{}",
+                "{}-{LAYOUT}-{}-b{BASE_FORMAT}",
                 recipe.key,
                 &base.commit[..12.min(base.commit.len())]
             )

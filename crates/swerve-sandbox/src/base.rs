@@ -1,11 +1,36 @@
 //! Base checkouts: one cached, verified checkout per (repository, commit), reused by runs.
 //!
-//! A base is prepared once: cloned from its source without checkout, the commit verified,
-//! checked out detached with lazy fetching disabled (so a partial clone's missing blobs are
-//! an error, not a network fetch), then every ref and reflog is deleted so history after the
-//! base commit is unreachable to the agent. Preparation happens in a temporary directory
-//! renamed into place under a lock, so concurrent runs and crashes never see half a base.
+//! A base is prepared once: cloned from its source without checkout, the commit verified with
+//! lazy fetching disabled (so a partial clone's missing blobs are an error, not a network
+//! fetch), then made to look like the repository in SWE-bench's evaluation images, which clone
+//! the default branch, reset it to the base commit, remove the remote and delete the tags newer
+//! than the base commit (`git_clone_timesafe` in SWE-bench's
+//! `swebench/image_builder/docker_utils.py`; tags pruned since SWE-bench 4.1, PR #471):
+//!
+//! - the commit is checked out on the branch the clone made, the one the source's `HEAD` names
+//!   (e.g. `main`), or detached when the source's `HEAD` is detached;
+//! - a tag is kept when the commit it names (directly, or through annotated tag objects, which
+//!   are kept so `git describe` answers as in the images) is the base commit or one of its
+//!   ancestors, and that commit's committer time is not later than the base commit's.
+//!   The time condition is SWE-bench's rule: it deletes every tag whose commit has a later
+//!   committer time (`%ct`, seconds since the epoch, since SWE-bench 5.0, PR #533; 4.1
+//!   compared `%ci` strings, which goes wrong across time zones). The ancestry condition is
+//!   swerve's: SWE-bench also keeps older tags its clone fetched outside the base's history
+//!   (e.g. on a branch merged later), which would make commits outside that history
+//!   reachable. `git describe` only considers ancestors, so it answers the same;
+//! - every other ref, the `origin` remote and every reflog are deleted, so history after the
+//!   base commit (which may contain the fix) is unreachable. Its objects stay in the object
+//!   store: unlike the images, there is no `git gc --prune=now`.
+//!
+//! Preparation happens in a temporary directory renamed into place under a lock, so
+//! concurrent runs and crashes never see half a base. `<commit>.v2.ready` (the number is
+//! [`BASE_FORMAT`]) marks a finished base; `<commit>.ready` is written too, for older swerve
+//! versions sharing the cache. A base of an older format (only `<commit>.ready`: no tags) is
+//! rebuilt, and the old one moved to the cache's `retired/` directory rather than deleted, so
+//! workspaces layered over it keep working; retired bases are deleted when the cache is
+//! opened with no workspace in use.
 
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -13,6 +38,11 @@ use nix::fcntl::{Flock, FlockArg};
 use swerve_core::task::Task;
 
 use crate::{Cache, RepoMap, RepoSource, SandboxError, git};
+
+/// The format of base checkouts, raised whenever what a base contains changes, so that bases
+/// of an older format are rebuilt and caches derived from a base (evaluation environments)
+/// can key on it. 1: no tags; 2: the tags SWE-bench's images keep (see the module doc).
+pub const BASE_FORMAT: u32 = 2;
 
 /// A prepared, verified checkout of one commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,8 +65,9 @@ impl Cache {
         self.prepare_base(&task.repo, &source, &task.base_commit)
     }
 
-    /// Returns the cached checkout of `commit` from `source`, preparing it on first use.
-    /// `repo` (`owner/name`) names the cache directory.
+    /// Returns the cached checkout of `commit` from `source`, preparing it on first use (or
+    /// again when it was prepared in an older [`BASE_FORMAT`]). `repo` (`owner/name`) names
+    /// the cache directory.
     pub fn prepare_base(
         &self,
         repo: &str,
@@ -54,12 +85,9 @@ impl Cache {
         std::fs::create_dir_all(&parent)
             .map_err(SandboxError::io(format!("creating {}", parent.display())))?;
         let path = parent.join(commit);
-        let ready = parent.join(format!("{commit}.ready"));
-        if ready.exists() && path.is_dir() {
-            return Ok(BaseCheckout {
-                path,
-                commit: read_ready(&ready)?,
-            });
+        let ready = parent.join(format!("{commit}.v{BASE_FORMAT}.ready"));
+        if let Some(base) = finished(&path, &ready)? {
+            return Ok(base);
         }
         let lock_path = parent.join(format!("{commit}.lock"));
         let lock_file = File::create(&lock_path).map_err(SandboxError::io(format!(
@@ -69,32 +97,77 @@ impl Cache {
         let _lock = Flock::lock(lock_file, FlockArg::LockExclusive).map_err(|(_, errno)| {
             SandboxError::io(format!("locking {}", lock_path.display()))(errno.into())
         })?;
-        if ready.exists() && path.is_dir() {
-            return Ok(BaseCheckout {
-                path,
-                commit: read_ready(&ready)?,
-            });
+        if let Some(base) = finished(&path, &ready)? {
+            return Ok(base);
         }
         let staging = parent.join(format!(".staging-{commit}-{}", std::process::id()));
         let _ = crate::workspace::remove_tree(&staging);
-        let _ = crate::workspace::remove_tree(&path);
         let full = build(source, commit, &staging).inspect_err(|_| {
             let _ = crate::workspace::remove_tree(&staging);
         })?;
+        if path.exists() {
+            // An older format's base (or a crash's leftover): workspaces may be layered over it.
+            self.retire(&path)?;
+        }
         std::fs::rename(&staging, &path).map_err(SandboxError::io(format!(
             "moving base into {}",
             path.display()
         )))?;
-        std::fs::write(&ready, &full)
-            .map_err(SandboxError::io(format!("writing {}", ready.display())))?;
+        for marker in [parent.join(format!("{commit}.ready")), ready] {
+            std::fs::write(&marker, &full)
+                .map_err(SandboxError::io(format!("writing {}", marker.display())))?;
+        }
         Ok(BaseCheckout { path, commit: full })
+    }
+
+    /// Moves the base at `path` into the `retired/` directory, where it stays until
+    /// [`Cache::remove_retired_bases`] finds no workspace that could be using it.
+    fn retire(&self, path: &Path) -> Result<(), SandboxError> {
+        let retired = self.retired_dir();
+        std::fs::create_dir_all(&retired)
+            .map_err(SandboxError::io(format!("creating {}", retired.display())))?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|elapsed| elapsed.subsec_nanos())
+            .unwrap_or(0);
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let target = retired.join(format!("{name}-{}-{nanos}", std::process::id()));
+        std::fs::rename(path, &target).map_err(SandboxError::io(format!(
+            "moving the outdated base {} to {}",
+            path.display(),
+            target.display()
+        )))
+    }
+
+    /// Deletes the retired bases if no workspace is in use: a workspace made before its base
+    /// was retired may still be layered over it.
+    pub(crate) fn remove_retired_bases(&self) {
+        let Ok(retired) = std::fs::read_dir(self.retired_dir()) else {
+            return;
+        };
+        let in_use = std::fs::read_dir(self.workspaces_dir())
+            .map(|mut entries| entries.next().is_some())
+            .unwrap_or(true);
+        if in_use {
+            return;
+        }
+        for entry in retired.flatten() {
+            let _ = crate::workspace::remove_tree(&entry.path());
+        }
     }
 }
 
-fn read_ready(ready: &Path) -> Result<String, SandboxError> {
-    std::fs::read_to_string(ready)
-        .map(|text| text.trim().to_owned())
-        .map_err(SandboxError::io(format!("reading {}", ready.display())))
+/// The base at `path` if `ready` marks it finished.
+fn finished(path: &Path, ready: &Path) -> Result<Option<BaseCheckout>, SandboxError> {
+    if !(ready.exists() && path.is_dir()) {
+        return Ok(None);
+    }
+    let commit = std::fs::read_to_string(ready)
+        .map_err(SandboxError::io(format!("reading {}", ready.display())))?;
+    Ok(Some(BaseCheckout {
+        path: path.to_path_buf(),
+        commit: commit.trim().to_owned(),
+    }))
 }
 
 /// Clones, verifies and checks out `commit` into `dir`; returns the full commit id.
@@ -153,60 +226,124 @@ fn build(source: &RepoSource, commit: &str, dir: &Path) -> Result<String, Sandbo
             detail: format!("{} missing, e.g. {}", missing.len(), missing[0]),
         });
     }
-    git::run(
-        dir,
-        [
-            "-c",
-            "advice.detachedHead=false",
-            "checkout",
-            "--quiet",
-            "--detach",
-            &full,
-        ],
-    )
-    .map_err(|error| SandboxError::ObjectsMissing {
+    // The branch the clone checked out (the source's HEAD), reset to the commit; none when
+    // the source's HEAD is detached.
+    let branch = git::run(dir, ["symbolic-ref", "--quiet", "HEAD"])
+        .ok()
+        .map(|output| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+        .filter(|name| name.starts_with("refs/heads/"));
+    let mut checkout = vec!["-c", "advice.detachedHead=false", "checkout", "--quiet"];
+    match &branch {
+        Some(name) => checkout.extend(["-B", &name["refs/heads/".len()..]]),
+        None => checkout.push("--detach"),
+    }
+    checkout.push(&full);
+    git::run(dir, &checkout).map_err(|error| SandboxError::ObjectsMissing {
         commit: full.clone(),
         repository: source_text.clone(),
         detail: error.to_string(),
     })?;
-    hide_later_history(dir)?;
+    hide_later_history(dir, &full, branch.as_deref())?;
     Ok(full)
 }
 
-/// Deletes every ref, the remote and the reflogs, so only the base commit's history is reachable.
-fn hide_later_history(dir: &Path) -> Result<(), SandboxError> {
+/// Deletes the remote, the reflogs and every ref but `branch` and the tags
+/// [`tags_to_keep`] names, so only the history of `commit` is reachable.
+fn hide_later_history(dir: &Path, commit: &str, branch: Option<&str>) -> Result<(), SandboxError> {
     let _ = git::run(dir, ["remote", "remove", "origin"]);
+    let mut keep = tags_to_keep(dir, commit)?;
+    keep.extend(branch.map(str::to_owned));
     let refs = git::run(dir, ["for-each-ref", "--format=%(refname)"])?;
-    let refs = String::from_utf8_lossy(&refs.stdout).into_owned();
-    if !refs.trim().is_empty() {
-        let mut command = git::command(dir);
-        command
-            .args(["update-ref", "--no-deref", "--stdin"])
-            .stdin(std::process::Stdio::piped());
-        let mut child = command
-            .spawn()
-            .map_err(SandboxError::io("running git update-ref"))?;
-        {
-            use std::io::Write;
-            let mut stdin = child.stdin.take().expect("piped");
-            for name in refs.lines() {
-                writeln!(stdin, "delete {name}")
-                    .map_err(SandboxError::io("writing to git update-ref"))?;
-            }
-        }
-        let status = child
-            .wait()
-            .map_err(SandboxError::io("waiting for git update-ref"))?;
-        if !status.success() {
-            return Err(SandboxError::Git {
-                args: "update-ref --stdin".into(),
-                dir: dir.to_path_buf(),
-                stderr: String::new(),
-            });
-        }
+    let deletions: String = String::from_utf8_lossy(&refs.stdout)
+        .lines()
+        .filter(|name| !keep.contains(*name))
+        .map(|name| format!("delete {name}\n"))
+        .collect();
+    if !deletions.is_empty() {
+        git::run_with_input(
+            dir,
+            ["update-ref", "--no-deref", "--stdin"],
+            deletions.as_bytes(),
+        )?;
     }
     git::run(dir, ["reflog", "expire", "--expire=now", "--all"])?;
     Ok(())
+}
+
+/// The tags (full ref names) a base of `commit` keeps: those naming `commit` or one of its
+/// ancestors whose committer time is not later than `commit`'s (see the module doc).
+fn tags_to_keep(dir: &Path, commit: &str) -> Result<HashSet<String>, SandboxError> {
+    let merged = git::run(
+        dir,
+        [
+            "for-each-ref",
+            &format!("--merged={commit}"),
+            "--format=%(refname)",
+            "refs/tags",
+        ],
+    )?;
+    let names: Vec<String> = String::from_utf8_lossy(&merged.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    if names.is_empty() {
+        return Ok(HashSet::new());
+    }
+    // The commit each tag names, through any chain of annotated tags, in the same order.
+    let peel: String = names
+        .iter()
+        .map(|name| format!("{name}^{{commit}}\n"))
+        .collect();
+    let peeled = git::run_with_input(
+        dir,
+        ["cat-file", "--batch-check=%(objectname)"],
+        peel.as_bytes(),
+    )?;
+    let peeled: Vec<String> = String::from_utf8_lossy(&peeled.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    if peeled.len() != names.len() || peeled.iter().any(|line| line.contains(' ')) {
+        return Err(SandboxError::Git {
+            args: "cat-file --batch-check".into(),
+            dir: dir.to_path_buf(),
+            stderr: format!(
+                "expected the commit of each of {} tags, got: {}",
+                names.len(),
+                peeled.join("; ")
+            ),
+        });
+    }
+    let mut wanted: Vec<&str> = vec![commit];
+    wanted.extend(peeled.iter().map(String::as_str));
+    let stdin: String = wanted.iter().map(|id| format!("{id}\n")).collect();
+    let log = git::run_with_input(
+        dir,
+        ["log", "--no-walk=unsorted", "--stdin", "--format=%H %ct"],
+        stdin.as_bytes(),
+    )?;
+    let times: HashMap<String, i64> = String::from_utf8_lossy(&log.stdout)
+        .lines()
+        .filter_map(|line| {
+            let (id, time) = line.split_once(' ')?;
+            Some((id.to_owned(), time.parse().ok()?))
+        })
+        .collect();
+    let time_of = |id: &str| {
+        times.get(id).copied().ok_or_else(|| SandboxError::Git {
+            args: "log --no-walk --format=%H %ct".into(),
+            dir: dir.to_path_buf(),
+            stderr: format!("no committer time for commit {id}"),
+        })
+    };
+    let base_time = time_of(commit)?;
+    let mut keep = HashSet::new();
+    for (name, id) in names.into_iter().zip(&peeled) {
+        if time_of(id)? <= base_time {
+            keep.insert(name);
+        }
+    }
+    Ok(keep)
 }
 
 /// A filesystem-safe directory path for `owner/name`.

@@ -1,9 +1,10 @@
-//! The cache directory: base checkouts, rollout layers and the sandbox root mount point.
+//! The cache directory: base checkouts and rollout layers.
 //!
 //! Layout (all under one directory, `~/.cache/swerve` unless configured):
-//! `bases/<owner>/<name>/<commit>/` (a checkout, read-only by convention) with a
-//! `<commit>.ready` marker beside it; `workspaces/<id>/` (one rollout's layer, removed on
-//! destroy, stale ones pruned when their owning process is gone).
+//! `bases/<owner>/<name>/<commit>/` (a checkout, read-only by convention) with
+//! `<commit>.v2.ready` and `<commit>.ready` markers beside it; `retired/` (bases of an older
+//! format, deleted once no workspace is in use); `workspaces/<id>/` (one rollout's layer,
+//! removed on destroy, stale ones pruned when their owning process is gone).
 
 use std::path::{Path, PathBuf};
 
@@ -31,7 +32,8 @@ impl Cache {
         home.join(".cache").join("swerve")
     }
 
-    /// Opens (creating if needed) the cache at `root`, and prunes layers of dead processes.
+    /// Opens (creating if needed) the cache at `root`, prunes layers of dead processes and,
+    /// if no workspace is left, deletes retired bases.
     pub fn open(root: impl Into<PathBuf>) -> Result<Self, SandboxError> {
         let root = root.into();
         for dir in ["bases", "workspaces"] {
@@ -44,6 +46,7 @@ impl Cache {
             .map_err(SandboxError::io(format!("resolving {}", root.display())))?;
         let cache = Self { root };
         cache.prune_stale_workspaces();
+        cache.remove_retired_bases();
         Ok(cache)
     }
 
@@ -54,6 +57,10 @@ impl Cache {
 
     pub(crate) fn bases_dir(&self) -> PathBuf {
         self.root.join("bases")
+    }
+
+    pub(crate) fn retired_dir(&self) -> PathBuf {
+        self.root.join("retired")
     }
 
     pub(crate) fn workspaces_dir(&self) -> PathBuf {

@@ -1,8 +1,9 @@
 //! Runs the `git` command line with a configuration that does not depend on the user's.
 
 use std::ffi::OsStr;
+use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use crate::SandboxError;
 
@@ -61,6 +62,52 @@ where
     checked(command, dir, &args)
 }
 
+/// Runs `git ARGS` in `dir` with `input` on its standard input, written from another thread
+/// so that a large output cannot stall it; returns its output, or an error carrying its stderr.
+pub(crate) fn run_with_input<I, S>(
+    dir: &Path,
+    args: I,
+    input: &[u8],
+) -> Result<Output, SandboxError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let args: Vec<_> = args
+        .into_iter()
+        .map(|arg| arg.as_ref().to_owned())
+        .collect();
+    let mut command = command(dir);
+    command
+        .args(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = command
+        .spawn()
+        .map_err(SandboxError::io("running git (is git installed?)"))?;
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let (written, output) = std::thread::scope(|scope| {
+        // Dropping `stdin` at the end of the writer closes the pipe: git sees the end of its input.
+        let writer = scope.spawn(move || stdin.write_all(input));
+        let output = child.wait_with_output();
+        (
+            writer.join().expect("writing a pipe does not panic"),
+            output,
+        )
+    });
+    let output = check(
+        output.map_err(SandboxError::io("waiting for git"))?,
+        dir,
+        &args,
+    )?;
+    written.map_err(SandboxError::io(format!(
+        "writing to the input of git {}",
+        joined(&args)
+    )))?;
+    Ok(output)
+}
+
 /// Runs a prepared git command; non-zero exit becomes [`SandboxError::Git`].
 pub(crate) fn checked(
     mut command: Command,
@@ -70,17 +117,26 @@ pub(crate) fn checked(
     let output = command
         .output()
         .map_err(SandboxError::io("running git (is git installed?)"))?;
+    check(output, dir, args)
+}
+
+/// `output` if its command succeeded, else [`SandboxError::Git`] with its stderr.
+fn check(output: Output, dir: &Path, args: &[std::ffi::OsString]) -> Result<Output, SandboxError> {
     if output.status.success() {
         Ok(output)
     } else {
         Err(SandboxError::Git {
-            args: args
-                .iter()
-                .map(|arg| arg.to_string_lossy())
-                .collect::<Vec<_>>()
-                .join(" "),
+            args: joined(args),
             dir: dir.to_path_buf(),
             stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
         })
     }
+}
+
+/// The arguments of a git command as one line, for messages.
+fn joined(args: &[std::ffi::OsString]) -> String {
+    args.iter()
+        .map(|arg| arg.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ")
 }

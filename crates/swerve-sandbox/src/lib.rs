@@ -28,7 +28,7 @@ mod source;
 mod view;
 mod workspace;
 
-pub use base::BaseCheckout;
+pub use base::{BASE_FORMAT, BaseCheckout};
 pub use cache::Cache;
 pub use cgroup::CgroupSupport;
 pub use config::{Exposure, IdRange, Isolation, Limits, SandboxConfig};

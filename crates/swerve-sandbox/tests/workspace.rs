@@ -66,7 +66,12 @@ fn history_after_the_base_commit_is_unreachable() {
             Duration::from_secs(5),
         )
         .unwrap();
-    assert_eq!(outcome.stdout_text(), "base\n", "{}", outcome.stderr_text());
+    assert_eq!(
+        outcome.stdout_text(),
+        format!("base\n{} commit\trefs/heads/main\n", fixture.base_commit),
+        "{}",
+        outcome.stderr_text()
+    );
     assert!(!workspace.host_root().join("future.txt").exists());
 }
 
