@@ -14,6 +14,7 @@
 //! [sampling]
 //! temperature = 0.6
 //! max_tokens = 4096
+//! # neutral = false       # send no neutral top_p/top_k/min_p/repetition_penalty
 //!
 //! [extra_body]             # merged into every request body
 //! top_k = 20

@@ -3,6 +3,12 @@
 //! that covers connecting, the response head and the whole body; bounded
 //! retries for transient failures; usage, cost, latency and token capture.
 //!
+//! Each request carries neutral values for the sampling filters nothing set
+//! ([`neutral_sampling`](crate::neutral_sampling); `sampling.neutral = false`
+//! turns them off), except to OpenAI's and Azure OpenAI's APIs, which reject
+//! fields they do not define. A server that answers 400 or 422 naming one of
+//! them gets an error saying how to turn them off.
+//!
 //! The API key is read from the configured environment variable for each
 //! call, sent as a sensitive header, and scrubbed from every error text.
 //!
@@ -54,6 +60,8 @@ pub struct HttpModel {
     /// No root certificates were found on the system: only `ca_cert` (if
     /// set) is trusted. Mentioned when a certificate is rejected.
     no_system_roots: bool,
+    /// The endpoint takes sampling fields beyond OpenAI's own ([`takes_neutral`]).
+    takes_neutral: bool,
 }
 
 impl HttpModel {
@@ -105,6 +113,7 @@ impl HttpModel {
                 ModelError::config(format!("cannot build the HTTP client: {error}"))
             })?;
         Ok(Self {
+            takes_neutral: takes_neutral(&url),
             config,
             url,
             client,
@@ -159,21 +168,25 @@ impl HttpModel {
                 })
             })
             .transpose()?;
-        let body = wire::request_body(
+        let encoded = wire::request_body(
             &self.config.model,
             request,
             &self.config.sampling,
             &self.config.extra_body,
+            self.takes_neutral,
         )
-        .map(Bytes::from)
         .map_err(|error| ModelError::config(format!("cannot encode the request: {error}")))?;
 
         let mode = self.config.mode;
         let (parsed, attempts) = self
-            .post(&self.url, body, session.as_ref(), |bytes| {
-                wire::parse_response(bytes, mode, request.capture_tokens)
-            })
-            .await?;
+            .post(
+                &self.url,
+                Bytes::from(encoded.bytes),
+                session.as_ref(),
+                |bytes| wire::parse_response(bytes, mode, request.capture_tokens),
+            )
+            .await
+            .map_err(|error| neutral_rejected(error, &encoded.neutral))?;
         let cost = self.cost(&parsed.usage);
         Ok(ModelResponse {
             content: parsed.content,
@@ -394,6 +407,41 @@ impl Model for HttpModel {
     }
 }
 
+/// Whether the endpoint `url` takes the neutral sampling fields. OpenAI's API
+/// (`api.openai.com`) and Azure OpenAI (`*.openai.azure.com`) answer HTTP 400
+/// ("Unrecognized request argument supplied: top_k") to fields they do not define,
+/// and their reasoning models refuse `top_p`; they apply no hidden filter either,
+/// so nothing is lost. vLLM and SGLang read the fields; llama.cpp, Ollama and most
+/// other OpenAI-compatible servers read or ignore them.
+fn takes_neutral(url: &Url) -> bool {
+    !url.host_str().is_some_and(|host| {
+        host.eq_ignore_ascii_case("api.openai.com")
+            || host.to_ascii_lowercase().ends_with(".openai.azure.com")
+    })
+}
+
+/// `error`, told what to change when it is the server refusing one of the neutral
+/// sampling fields that were sent by default (`neutral`, their keys).
+fn neutral_rejected(error: ModelError, neutral: &[&str]) -> ModelError {
+    let ModelError::Server { status, body } = &error else {
+        return error;
+    };
+    let named: Vec<&str> = neutral
+        .iter()
+        .copied()
+        .filter(|key| body.contains(key))
+        .collect();
+    if !matches!(status, 400 | 422) || named.is_empty() {
+        return error;
+    }
+    ModelError::config(format!(
+        "{error}. swerve sent {} by default as neutral sampling values (no filter, no \
+         penalty); this server does not take them: set `sampling.neutral = false` for this \
+         model (e.g. --set model.sampling.neutral=false)",
+        named.join(", ")
+    ))
+}
+
 /// The key and the header built from it. Deliberately not `Debug`.
 struct ApiKey {
     secret: String,
@@ -600,6 +648,47 @@ mod tests {
             assert!(matches!(error, ModelError::Config { .. }), "{error}");
             assert!(error.to_string().contains(needle), "{error} lacks {needle}");
         }
+    }
+
+    #[test]
+    fn openai_endpoints_get_no_neutral_fields() {
+        for (base, takes) in [
+            ("http://127.0.0.1:8000/v1", true),
+            ("https://api.together.xyz/v1", true),
+            ("https://api.openai.com/v1", false),
+            ("https://API.OpenAI.com/v1/", false),
+            (
+                "https://my-resource.openai.azure.com/openai/deployments/d",
+                false,
+            ),
+        ] {
+            let model = HttpModel::new(HttpModelConfig::new(base, "m")).unwrap();
+            assert_eq!(model.takes_neutral, takes, "{base}");
+        }
+    }
+
+    #[test]
+    fn a_refused_neutral_field_says_how_to_turn_them_off() {
+        let refused = || ModelError::Server {
+            status: 400,
+            body: r#"{"error":{"message":"Unrecognized request argument supplied: top_k"}}"#.into(),
+        };
+        let error = neutral_rejected(refused(), &["top_p", "top_k"]);
+        let text = error.to_string();
+        assert!(matches!(error, ModelError::Config { .. }), "{text}");
+        assert!(
+            text.contains("Unrecognized request argument supplied: top_k")
+                && text.contains("swerve sent top_k by default")
+                && text.contains("--set model.sampling.neutral=false"),
+            "{text}"
+        );
+        // Not sent by default (the user's own value), or another error: unchanged.
+        assert_eq!(neutral_rejected(refused(), &["min_p"]), refused());
+        let server = ModelError::Server {
+            status: 500,
+            body: "top_k".into(),
+        };
+        assert_eq!(neutral_rejected(server.clone(), &["top_k"]), server);
     }
 
     #[test]

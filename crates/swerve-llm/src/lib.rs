@@ -31,7 +31,7 @@ pub use http::HttpModel;
 pub use model::{Model, ModelFuture};
 pub use price::{Price, PriceTable};
 pub use replay::ReplayModel;
-pub use request::{ModelInput, ModelRequest, Sampling};
+pub use request::{ModelInput, ModelRequest, Sampling, neutral_sampling};
 pub use response::ModelResponse;
 pub use scripted::ScriptedModel;
 /// Chat messages are swerve-core's trajectory messages: what is sent is what is recorded.

@@ -1,15 +1,17 @@
 //! What the agent asks a model: chat messages (with native tool schemas) or a
 //! rendered prompt, plus sampling overrides, the trajectory id for sticky
-//! routing and whether to capture token ids.
+//! routing and whether to capture token ids; and the neutral sampling values
+//! ([`neutral_sampling`]) a served model gets for the filters nothing sets.
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use swerve_core::trajectory::Message;
 
 /// Sampling parameters. Every field is optional: a request's values override
 /// the backend's configured defaults field by field, and a field unset in
-/// both is not sent, so the server's own default applies.
+/// both is not sent, so the server's own default applies, except for the
+/// filters that `neutral` covers.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Sampling {
@@ -28,6 +30,29 @@ pub struct Sampling {
     /// Sampling seed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// Whether a served model is sent the [`neutral_sampling`] values of the filters
+    /// nothing else sets (here or in `extra_body`), so that the server's own defaults
+    /// (vLLM's and SGLang's come from the model's `generation_config`) cannot truncate or
+    /// reweight the distribution. Unset means yes; the HTTP backend never sends them to
+    /// endpoints that reject unknown fields (OpenAI's, Azure OpenAI's). Not a field of the
+    /// request body itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub neutral: Option<bool>,
+}
+
+/// The sampling values that filter and reweight nothing, so that a server samples from the
+/// model's own distribution at the request's temperature: `top_p = 1`, `top_k = -1`,
+/// `min_p = 0`, `repetition_penalty = 1`, as vLLM and SGLang read them. The long-context RL
+/// seed samples its rollouts this way ("explicitly disabling all other decoding
+/// parameters", App. C): a vLLM upgrade that began applying the model's `top_k` and `min_p`
+/// by default biased its importance ratios and degraded training (§5.2).
+pub fn neutral_sampling() -> [(&'static str, Value); 4] {
+    [
+        ("top_p", json!(1.0)),
+        ("top_k", json!(-1)),
+        ("min_p", json!(0.0)),
+        ("repetition_penalty", json!(1.0)),
+    ]
 }
 
 impl Sampling {
@@ -39,6 +64,7 @@ impl Sampling {
             max_tokens: self.max_tokens.or(defaults.max_tokens),
             stop: self.stop.clone().or_else(|| defaults.stop.clone()),
             seed: self.seed.or(defaults.seed),
+            neutral: self.neutral.or(defaults.neutral),
         }
     }
 }
@@ -144,6 +170,7 @@ mod tests {
         let request = Sampling {
             temperature: Some(0.0),
             seed: Some(3),
+            neutral: Some(false),
             ..Sampling::default()
         };
         let merged = request.or(&defaults);
@@ -151,7 +178,9 @@ mod tests {
         assert_eq!(merged.max_tokens, Some(100));
         assert_eq!(merged.stop, Some(vec!["</s>".to_owned()]));
         assert_eq!(merged.seed, Some(3));
+        assert_eq!(merged.neutral, Some(false));
         assert_eq!(merged.top_p, None);
+        assert_eq!(Sampling::default().or(&request).neutral, Some(false));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The OpenAI-compatible wire format: request bodies for `/chat/completions`
-//! and `/completions`, and a response parser that accepts vLLM's extra fields
-//! (`prompt_token_ids`, `token_ids`, `reasoning_content` / `reasoning`) and
-//! turns any body it cannot use into a [`ModelError`], never a panic.
+//! and `/completions` (with the neutral sampling values of the filters nothing
+//! sets, where the endpoint takes them), and a response parser that accepts
+//! vLLM's extra fields (`prompt_token_ids`, `token_ids`, `reasoning_content` /
+//! `reasoning`) and turns any body it cannot use into a [`ModelError`], never a
+//! panic.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
@@ -9,7 +11,7 @@ use swerve_core::trajectory::ChatToolCall;
 
 use crate::config::ApiMode;
 use crate::error::ModelError;
-use crate::request::{ModelInput, ModelRequest, Sampling};
+use crate::request::{ModelInput, ModelRequest, Sampling, neutral_sampling};
 use swerve_core::trajectory::Usage;
 
 /// The path appended to the base URL for `mode`.
@@ -20,20 +22,44 @@ pub(crate) fn endpoint(mode: ApiMode) -> &'static str {
     }
 }
 
+/// A request body, encoded, and the neutral sampling values it was given.
+pub(crate) struct Encoded {
+    /// The JSON body.
+    pub bytes: Vec<u8>,
+    /// The keys of [`neutral_sampling`] it carries because nothing else set them.
+    pub neutral: Vec<&'static str>,
+}
+
 /// The JSON body for `request`, encoded: model and input, sampling (the request's values
-/// over `defaults`), then `extra_body`, then the token-capture flags, a later key replacing an
-/// earlier one in place. The conversation is serialized straight from the request, not
-/// copied into a JSON tree first: it is most of the body and grows with every step.
+/// over `defaults`), then, when `takes_neutral` (the endpoint accepts them) and the sampling's
+/// `neutral` is not `false`, the [`neutral_sampling`] values of the keys that neither the
+/// sampling nor `extra_body` sets, then `extra_body`, then the token-capture flags, a later
+/// key replacing an earlier one in place. The conversation is serialized straight from the
+/// request, not copied into a JSON tree first: it is most of the body and grows with every
+/// step.
 pub(crate) fn request_body(
     model: &str,
     request: &ModelRequest,
     defaults: &Sampling,
     extra_body: &Map<String, Value>,
-) -> Result<Vec<u8>, serde_json::Error> {
-    let mut settings = match serde_json::to_value(request.sampling.or(defaults))? {
+    takes_neutral: bool,
+) -> Result<Encoded, serde_json::Error> {
+    let sampling = request.sampling.or(defaults);
+    let mut settings = match serde_json::to_value(&sampling)? {
         Value::Object(sampling) => sampling,
         _ => Map::new(),
     };
+    // swerve's own switch, not a server field.
+    settings.remove("neutral");
+    let mut neutral = Vec::new();
+    if takes_neutral && sampling.neutral != Some(false) {
+        for (key, value) in neutral_sampling() {
+            if !settings.contains_key(key) && !extra_body.contains_key(key) {
+                settings.insert(key.into(), value);
+                neutral.push(key);
+            }
+        }
+    }
     settings.extend(extra_body.clone());
     if request.capture_tokens {
         // Chat takes a boolean; completions takes the number of top
@@ -45,11 +71,12 @@ pub(crate) fn request_body(
         settings.insert("logprobs".into(), logprobs);
         settings.insert("return_token_ids".into(), json!(true));
     }
-    serde_json::to_vec(&Body {
+    let bytes = serde_json::to_vec(&Body {
         model,
         input: &request.input,
         settings,
-    })
+    })?;
+    Ok(Encoded { bytes, neutral })
 }
 
 /// A request body: the leading fields borrowed from the request, then the settings.
@@ -372,9 +399,8 @@ mod tests {
         let mut extra = Map::new();
         extra.insert("top_k".into(), json!(20));
         extra.insert("max_tokens".into(), json!(32));
-        let body: Value =
-            serde_json::from_slice(&request_body("m", &request, &defaults, &extra).unwrap())
-                .unwrap();
+        let encoded = request_body("m", &request, &defaults, &extra, true).unwrap();
+        let body: Value = serde_json::from_slice(&encoded.bytes).unwrap();
         assert_eq!(
             body,
             json!({
@@ -383,11 +409,15 @@ mod tests {
                 "tools": [{"type": "function"}],
                 "temperature": 0.0,
                 "max_tokens": 32,
+                "top_p": 1.0,
+                "min_p": 0.0,
+                "repetition_penalty": 1.0,
                 "top_k": 20,
                 "logprobs": true,
                 "return_token_ids": true,
             })
         );
+        assert_eq!(encoded.neutral, ["top_p", "min_p", "repetition_penalty"]);
         let keys: Vec<&String> = body.as_object().unwrap().keys().collect();
         assert_eq!(keys[..3], ["model", "messages", "tools"]);
     }
@@ -427,9 +457,9 @@ mod tests {
             json!({"type": "function", "function": {"name": "bash"}}),
         ])
         .capturing_tokens();
-        let body = request_body("m", &request, &Sampling::default(), &Map::new()).unwrap();
+        let body = request_body("m", &request, &Sampling::default(), &Map::new(), false).unwrap();
         assert_eq!(
-            String::from_utf8(body).unwrap(),
+            String::from_utf8(body.bytes).unwrap(),
             concat!(
                 r#"{"model":"m","messages":["#,
                 r#"{"role":"system","content":"You are helpful. é ✓ \u0001"},"#,
@@ -456,18 +486,76 @@ mod tests {
         let mut extra = Map::new();
         extra.insert("model".into(), json!("served-name"));
         extra.insert("seed".into(), json!(7));
-        let body = request_body("m", &request, &Sampling::default(), &extra).unwrap();
+        let body = request_body("m", &request, &Sampling::default(), &extra, false).unwrap();
         assert_eq!(
-            String::from_utf8(body).unwrap(),
+            String::from_utf8(body.bytes).unwrap(),
             r#"{"model":"served-name","messages":[{"role":"user","content":"hi"}],"seed":7}"#
         );
+    }
+
+    /// The neutral values fill exactly the filters nothing set: a sampling field or an
+    /// `extra_body` key wins, `neutral = false` (configured or per request) sends none, and
+    /// neither does an endpoint that does not take them. `neutral` itself is never sent.
+    #[test]
+    fn neutral_values_fill_only_the_filters_nothing_set() {
+        let body =
+            |request: &ModelRequest, defaults: &Sampling, extra: &Map<String, Value>, takes| {
+                let encoded = request_body("m", request, defaults, extra, takes).unwrap();
+                let body: Value = serde_json::from_slice(&encoded.bytes).unwrap();
+                (body, encoded.neutral)
+            };
+        let chat = ModelRequest::chat(vec![Message::user("hi")]);
+        let (all, filled) = body(&chat, &Sampling::default(), &Map::new(), true);
+        assert_eq!(
+            all,
+            json!({"model": "m", "messages": [{"role": "user", "content": "hi"}],
+                   "top_p": 1.0, "top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0})
+        );
+        assert_eq!(filled, ["top_p", "top_k", "min_p", "repetition_penalty"]);
+
+        let defaults = Sampling {
+            top_p: Some(0.95),
+            neutral: Some(true),
+            ..Sampling::default()
+        };
+        let mut extra = Map::new();
+        extra.insert("repetition_penalty".into(), json!(1.15));
+        let (own, filled) = body(&chat, &defaults, &extra, true);
+        assert_eq!(
+            (
+                &own["top_p"],
+                &own["repetition_penalty"],
+                &own["top_k"],
+                &own["min_p"]
+            ),
+            (&json!(0.95), &json!(1.15), &json!(-1), &json!(0.0))
+        );
+        assert_eq!(own.get("neutral"), None);
+        assert_eq!(filled, ["top_k", "min_p"]);
+
+        let off = chat.clone().with_sampling(Sampling {
+            neutral: Some(false),
+            ..Sampling::default()
+        });
+        let (plain, filled) = body(&off, &defaults, &Map::new(), true);
+        assert_eq!(
+            plain,
+            json!({"model": "m", "messages": [{"role": "user", "content": "hi"}], "top_p": 0.95})
+        );
+        assert!(filled.is_empty());
+        let prompt = ModelRequest::prompt("p");
+        let (hosted, filled) = body(&prompt, &Sampling::default(), &Map::new(), false);
+        assert_eq!(hosted, json!({"model": "m", "prompt": "p"}));
+        assert!(filled.is_empty());
     }
 
     #[test]
     fn completions_body_uses_prompt_and_integer_logprobs() {
         let request = ModelRequest::prompt("<|im_start|>user").capturing_tokens();
         let body: Value = serde_json::from_slice(
-            &request_body("m", &request, &Sampling::default(), &Map::new()).unwrap(),
+            &request_body("m", &request, &Sampling::default(), &Map::new(), false)
+                .unwrap()
+                .bytes,
         )
         .unwrap();
         assert_eq!(

@@ -131,10 +131,14 @@ async fn chat_call_captures_usage_reasoning_tokens_and_cost() {
             "temperature": 0.0,
             "max_tokens": 512,
             "seed": 7,
+            "top_p": 1.0,
+            "min_p": 0.0,
+            "repetition_penalty": 1.0,
             "top_k": 20,
             "logprobs": true,
             "return_token_ids": true,
-        })
+        }),
+        "neutral values for the filters left unset; extra_body's top_k wins"
     );
 }
 
@@ -236,6 +240,18 @@ async fn every_fault_ends_in_a_response_or_the_right_error() {
             ),
             false,
             |e| matches!(e, ModelError::ContextLength { detail } if detail.contains("32768")),
+        ),
+        (
+            "a neutral sampling field refused",
+            Reply::Json(
+                400,
+                json!({"error": {"message": "Unrecognized request argument supplied: top_k", "type": "invalid_request_error"}}),
+            ),
+            false,
+            |e| {
+                matches!(e, ModelError::Config { detail }
+                    if detail.contains("supplied: top_k") && detail.contains("model.sampling.neutral=false"))
+            },
         ),
         (
             "malformed JSON",

@@ -8,9 +8,14 @@
 //! - **compression bonus**: SWE-AGILE's `β · min(R_comp, γ)` (`compression_weight`,
 //!   `compression_clip`; paper 0.2 and 0.55), only when the outcome is positive, from the
 //!   compression rate `swerve context reward --write` recorded in the outcome;
-//! - **step penalty**: the long-context RL seed's linear penalty on the number of turns T,
-//!   `step_penalty · clamp((T − step_threshold) / (max_turns − step_threshold), 0, 1)`
-//!   (seed: threshold 10, max turns 40 then 80), subtracted;
+//! - **step penalty**: the long-context RL seed's penalty on the number of turns T, DAPO's
+//!   soft overlong punishment counted in turns (its §3.2 and §4.3; App. C: T_max 40 then
+//!   80, T_thr 10), subtracted, in one of two forms ([`StepPenaltyForm`]):
+//!   - `overlong` (the default), DAPO's overlong reward shaping (DAPO §3.4, Eq. 13) counted
+//!     in turns: nothing up to `max_turns − step_buffer`, then linear up to the whole
+//!     `step_penalty` at `max_turns`, and the whole of it beyond;
+//!   - `linear`: `step_penalty · clamp((T − step_threshold) / (max_turns − step_threshold),
+//!     0, 1)`, the penalty growing from `step_threshold` turns;
 //! - **format penalties**: `format_exit_penalty` when the run ended in format errors or
 //!   repeats (SWE-AGILE's `formaterr_penalty`, 0.5), `format_error_penalty` per step whose
 //!   reply had a format error, subtracted.
@@ -19,11 +24,18 @@
 //! reward only; with advantages broadcast from the last step (its `stepwise_advantage.mode:
 //! broadcast`), that is the trajectory's reward, which is what `total` is.
 
+use serde::ser::{SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
 use swerve_core::trajectory::{ExitReason, Outcome, Trajectory};
 
 /// The `[reward]` section. The default is the plain binary reward: 1 resolved, 0 not.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+///
+/// Serialized with every key, except that `step_penalty_form` and `step_buffer` are left
+/// out while the step penalty is off: they change no reward then, and configurations saved
+/// before they existed still match a run's (`swerve run` refuses to resume a directory
+/// whose reward settings differ). With the penalty on they are always written, so a saved
+/// configuration names the form it used.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RewardConfig {
     /// SWE-World's α: the outcome is multiplied by it when the rollout ended without
@@ -35,9 +47,16 @@ pub struct RewardConfig {
     pub compression_clip: f64,
     /// The most the step-count penalty subtracts (seed: 1; 0 turns it off).
     pub step_penalty: f64,
-    /// Turns up to which there is no step penalty (seed: 10).
+    /// How the step penalty grows with the turns: DAPO's overlong shaping (the default) or
+    /// linear from `step_threshold`.
+    pub step_penalty_form: StepPenaltyForm,
+    /// `overlong`: the last turns before `max_turns` over which the penalty grows (the
+    /// seed's T_thr, 10; DAPO's L_cache counted in turns).
+    pub step_buffer: usize,
+    /// `linear`: turns up to which there is no step penalty.
     pub step_threshold: usize,
-    /// Turns at which the step penalty is whole (the run's maximum turns; seed: 40, 80).
+    /// Turns at which the step penalty is whole (the run's maximum turns, `agent.max_steps`;
+    /// seed: 40, then 80).
     pub max_turns: usize,
     /// Subtracted when the run ended in format errors or repeats (SWE-AGILE: 0.5).
     pub format_exit_penalty: f64,
@@ -52,12 +71,50 @@ impl Default for RewardConfig {
             compression_weight: 0.0,
             compression_clip: 0.55,
             step_penalty: 0.0,
+            step_penalty_form: StepPenaltyForm::Overlong,
+            step_buffer: 10,
             step_threshold: 10,
             max_turns: 40,
             format_exit_penalty: 0.0,
             format_error_penalty: 0.0,
         }
     }
+}
+
+impl Serialize for RewardConfig {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut state = serializer.serialize_struct("RewardConfig", 10)?;
+        state.serialize_field("unsubmitted_factor", &self.unsubmitted_factor)?;
+        state.serialize_field("compression_weight", &self.compression_weight)?;
+        state.serialize_field("compression_clip", &self.compression_clip)?;
+        state.serialize_field("step_penalty", &self.step_penalty)?;
+        if self.step_penalty > 0.0 {
+            state.serialize_field("step_penalty_form", &self.step_penalty_form)?;
+            state.serialize_field("step_buffer", &self.step_buffer)?;
+        } else {
+            state.skip_field("step_penalty_form")?;
+            state.skip_field("step_buffer")?;
+        }
+        state.serialize_field("step_threshold", &self.step_threshold)?;
+        state.serialize_field("max_turns", &self.max_turns)?;
+        state.serialize_field("format_exit_penalty", &self.format_exit_penalty)?;
+        state.serialize_field("format_error_penalty", &self.format_error_penalty)?;
+        state.end()
+    }
+}
+
+/// How the step penalty grows with the number of turns T (`reward.step_penalty_form`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepPenaltyForm {
+    /// DAPO's soft overlong punishment (DAPO §3.4, Eq. 13) in turns, as the long-context RL
+    /// seed applies it (§4.3): with s = `max_turns − step_buffer`, nothing while T ≤ s,
+    /// `(T − s) / step_buffer` of the penalty while s < T ≤ `max_turns`, all of it beyond.
+    #[default]
+    Overlong,
+    /// `clamp((T − step_threshold) / (max_turns − step_threshold), 0, 1)` of the penalty:
+    /// it grows from `step_threshold` turns.
+    Linear,
 }
 
 impl RewardConfig {
@@ -82,17 +139,34 @@ impl RewardConfig {
                 ));
             }
         }
-        if self.step_penalty > 0.0 && self.max_turns <= self.step_threshold {
-            return Err(invalid(
+        if self.step_penalty == 0.0 {
+            return Ok(());
+        }
+        match self.step_penalty_form {
+            StepPenaltyForm::Overlong if self.step_buffer == 0 => Err(invalid(
+                "step_buffer",
+                "is 0; give the number of turns before max_turns over which the step penalty \
+                 grows (the seed's 10)"
+                    .into(),
+            )),
+            StepPenaltyForm::Overlong if self.step_buffer > self.max_turns => Err(invalid(
+                "step_buffer",
+                format!(
+                    "is {}, more than max_turns {}; the step penalty grows over the last \
+                     step_buffer turns before max_turns",
+                    self.step_buffer, self.max_turns
+                ),
+            )),
+            StepPenaltyForm::Linear if self.max_turns <= self.step_threshold => Err(invalid(
                 "max_turns",
                 format!(
-                    "is {}, not above step_threshold {}; the step penalty grows from \
+                    "is {}, not above step_threshold {}; the linear step penalty grows from \
                      step_threshold to max_turns",
                     self.max_turns, self.step_threshold
                 ),
-            ));
+            )),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// Whether the compression bonus is on (it needs a recorded compression rate).
@@ -235,16 +309,20 @@ pub fn compression_bonus(rate: f64, weight: f64, clip: f64) -> f64 {
     weight * rate.min(clip)
 }
 
-/// The step-count penalty of `steps` turns, as a positive amount (0 when it is off).
+/// The step-count penalty of `steps` turns, as a positive amount (0 when it is off), in
+/// the configured form. The penalty grows linearly from `start` turns to the whole of it
+/// at `max_turns`: `start` is `max_turns − step_buffer` for `overlong`, `step_threshold`
+/// for `linear`.
 pub fn step_penalty(steps: usize, config: &RewardConfig) -> f64 {
-    if config.step_penalty == 0.0 || steps <= config.step_threshold {
+    let start = match config.step_penalty_form {
+        StepPenaltyForm::Overlong => config.max_turns.saturating_sub(config.step_buffer),
+        StepPenaltyForm::Linear => config.step_threshold,
+    };
+    if config.step_penalty == 0.0 || steps <= start {
         return 0.0;
     }
-    let over = (steps - config.step_threshold) as f64;
-    let span = config
-        .max_turns
-        .saturating_sub(config.step_threshold)
-        .max(1) as f64;
+    let over = (steps - start) as f64;
+    let span = config.max_turns.saturating_sub(start).max(1) as f64;
     config.step_penalty * (over / span).min(1.0)
 }
 
@@ -313,27 +391,160 @@ mod tests {
         );
     }
 
-    #[test]
-    fn step_penalty_is_linear_between_threshold_and_max_turns() {
-        let config = RewardConfig {
-            step_penalty: 1.0,
+    /// The step-penalty settings of one of the seed's RL stages (App. C, Table 3: T_max 40
+    /// in stage 1, 80 in stage 2; T_thr 10 in both), in `form`, weighing `weight`.
+    fn stage(form: StepPenaltyForm, max_turns: usize, weight: f64) -> RewardConfig {
+        RewardConfig {
+            step_penalty: weight,
+            step_penalty_form: form,
+            step_buffer: 10,
             step_threshold: 10,
-            max_turns: 40,
+            max_turns,
             ..RewardConfig::default()
-        };
-        let at = |steps| reward(&graded(steps, 0, ExitReason::Submitted, true), &config);
-        assert_eq!(at(10).unwrap().total, 1.0);
-        // 25 turns: (25 - 10) / (40 - 10) = 0.5 subtracted.
-        let half = at(25).unwrap();
-        assert!(close(half.step_penalty, -0.5) && close(half.total, 0.5));
-        // 40 turns and beyond: the whole penalty.
-        assert!(close(at(40).unwrap().total, 0.0));
-        assert!(close(at(70).unwrap().total, 0.0));
-        // Unresolved at 16 turns: 0 - 6/30 = -0.2.
-        let lost = reward(&graded(16, 0, ExitReason::MaxSteps, false), &config).unwrap();
-        assert!(close(lost.total, -0.2));
+        }
     }
 
+    /// Checks `step_penalty` against `(turns, penalty)` rows computed by hand, and the reward
+    /// of a resolved, submitted rollout (1 − penalty) at each.
+    fn check_table(config: &RewardConfig, table: &[(usize, f64)]) {
+        for &(turns, expected) in table {
+            let penalty = step_penalty(turns, config);
+            assert!(
+                close(penalty, expected),
+                "{turns} turns: {penalty} ≠ {expected}"
+            );
+            let parts = reward(&graded(turns, 0, ExitReason::Submitted, true), config).unwrap();
+            assert!(
+                close(parts.step_penalty, -expected),
+                "{turns} turns: {parts:?}"
+            );
+            assert!(
+                close(parts.total, 1.0 - expected),
+                "{turns} turns: {parts:?}"
+            );
+        }
+    }
+
+    /// DAPO's overlong reward shaping (DAPO §3.4, Eq. 13), R_length(y) = 0 for |y| ≤ L_max −
+    /// L_cache, ((L_max − L_cache) − |y|) / L_cache up to L_max, −1 beyond, counted in turns
+    /// as the long-context RL seed applies it (§4.3: "Following DAPO formulation … a
+    /// trajectory length penalty … for exceeding a predefined number of steps"; §3.2: the
+    /// penalty "scales linearly within a specified interval"; App. C, Table 3: L_max =
+    /// T_max, L_cache = T_thr = 10).
+    #[test]
+    fn the_overlong_step_penalty_is_dapo_eq_13_in_turns() {
+        // Stage 1: T_max 40, so the penalty grows over turns 31 to 40.
+        let stage1 = stage(StepPenaltyForm::Overlong, 40, 1.0);
+        check_table(
+            &stage1,
+            &[
+                (0, 0.0),
+                (10, 0.0),
+                (25, 0.0),
+                (30, 0.0),  // T = T_max − T_thr: still no penalty
+                (31, 0.1),  // (31 − 30) / 10
+                (35, 0.5),  // (35 − 30) / 10
+                (39, 0.9),  // (39 − 30) / 10
+                (40, 1.0),  // T = T_max: the whole penalty
+                (41, 1.0),  // beyond T_max: −1
+                (100, 1.0), // and no more
+            ],
+        );
+        // Stage 2: T_max 80 with the same T_thr 10: turns 71 to 80.
+        let stage2 = stage(StepPenaltyForm::Overlong, 80, 1.0);
+        check_table(
+            &stage2,
+            &[
+                (40, 0.0),
+                (70, 0.0),
+                (72, 0.2),
+                (75, 0.5),
+                (78, 0.8),
+                (80, 1.0),
+                (81, 1.0),
+            ],
+        );
+        // A weight scales every value: 0.5 · (35 − 30) / 10 = 0.25.
+        check_table(
+            &stage(StepPenaltyForm::Overlong, 40, 0.5),
+            &[(30, 0.0), (35, 0.25), (40, 0.5), (60, 0.5)],
+        );
+        // A buffer as long as max_turns penalizes from the first turn: 4 / 40 = 0.1.
+        let whole = RewardConfig {
+            step_buffer: 40,
+            ..stage1.clone()
+        };
+        check_table(&whole, &[(0, 0.0), (4, 0.1), (20, 0.5), (40, 1.0)]);
+        // Unresolved at 35 turns: 0 − 0.5.
+        let lost = reward(&graded(35, 0, ExitReason::MaxSteps, false), &stage1).unwrap();
+        assert!(close(lost.total, -0.5), "{lost:?}");
+    }
+
+    /// The linear reading of the seed's T_thr (the form swerve used before the overlong one,
+    /// kept as `step_penalty_form = "linear"`): 0 up to T_thr, then
+    /// (T − T_thr) / (T_max − T_thr), whole from T_max (§4.3; App. C, Table 3).
+    #[test]
+    fn the_linear_step_penalty_grows_from_the_threshold() {
+        check_table(
+            &stage(StepPenaltyForm::Linear, 40, 1.0),
+            &[
+                (0, 0.0),
+                (10, 0.0),
+                (16, 0.2), // 6 / 30
+                (25, 0.5), // 15 / 30
+                (34, 0.8), // 24 / 30
+                (40, 1.0),
+                (70, 1.0),
+            ],
+        );
+        check_table(
+            &stage(StepPenaltyForm::Linear, 80, 1.0),
+            &[(10, 0.0), (45, 0.5), (66, 0.8), (80, 1.0)],
+        );
+    }
+
+    #[test]
+    fn the_overlong_form_is_the_default() {
+        let config = RewardConfig {
+            step_penalty: 1.0,
+            ..RewardConfig::default()
+        };
+        assert_eq!(config.step_penalty_form, StepPenaltyForm::Overlong);
+        assert_eq!((config.step_buffer, config.max_turns), (10, 40));
+        assert!(close(step_penalty(25, &config), 0.0));
+        assert!(close(step_penalty(35, &config), 0.5));
+    }
+
+    /// The form and buffer are saved only while the penalty is on; every value reads back.
+    #[test]
+    fn the_form_is_saved_with_a_penalty_that_is_on() {
+        let keys = |config: &RewardConfig| {
+            let value = serde_json::to_value(config).unwrap();
+            let back: RewardConfig = serde_json::from_value(value.clone()).unwrap();
+            assert_eq!(&back, config);
+            value
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        let off = keys(&RewardConfig::default());
+        assert!(!off.contains(&"step_penalty_form".to_owned()), "{off:?}");
+        assert!(!off.contains(&"step_buffer".to_owned()), "{off:?}");
+        let linear = stage(StepPenaltyForm::Linear, 80, 0.5);
+        let on = keys(&linear);
+        assert!(on.contains(&"step_penalty_form".to_owned()), "{on:?}");
+        assert!(on.contains(&"step_buffer".to_owned()), "{on:?}");
+        assert_eq!(
+            serde_json::to_value(&linear).unwrap()["step_penalty_form"],
+            "linear"
+        );
+        let unknown = serde_json::from_value::<RewardConfig>(json!({"step_form": "linear"}));
+        assert!(unknown.unwrap_err().to_string().contains("step_form"));
+    }
+
+    /// SWE-World's reward (App. D, Eq. 13): r̂, or α · r̂ when the rollout did not submit.
     #[test]
     fn alpha_scales_resolved_rollouts_that_did_not_submit() {
         let config = RewardConfig {
@@ -348,6 +559,7 @@ mod tests {
         assert_eq!(lost.total, 0.0);
     }
 
+    /// SWE-AGILE's reward (§2.3, Eq. 4): I_success · (1 + β · min(R_comp, γ)).
     #[test]
     fn compression_bonus_needs_success_and_a_recorded_rate() {
         let config = RewardConfig {
@@ -408,18 +620,20 @@ mod tests {
             compression_weight: 0.2,
             compression_clip: 0.55,
             step_penalty: 1.0,
+            step_penalty_form: StepPenaltyForm::Overlong,
+            step_buffer: 10,
             step_threshold: 10,
             max_turns: 40,
             format_exit_penalty: 0.5,
             format_error_penalty: 0.1,
         };
-        let mut trajectory = graded(16, 2, ExitReason::MaxSteps, true);
+        let mut trajectory = graded(32, 2, ExitReason::MaxSteps, true);
         let outcome = trajectory.outcome.as_mut().unwrap();
         outcome.extra.insert(
             "compression_reward".into(),
             json!({"compression_rate": 0.3}),
         );
-        // 0.5 (α) + 0.2 · 0.3 - 6/30 - 2 · 0.1 = 0.5 + 0.06 - 0.2 - 0.2 = 0.16.
+        // 0.5 (α) + 0.2 · 0.3 - (32 - 30)/10 - 2 · 0.1 = 0.5 + 0.06 - 0.2 - 0.2 = 0.16.
         let parts = reward(&trajectory, &config).unwrap();
         assert!(close(parts.total, 0.16), "{parts:?}");
         let sum =
@@ -468,12 +682,34 @@ mod tests {
             "{message}"
         );
         let inverted = RewardConfig {
-            step_penalty: 1.0,
             step_threshold: 40,
             max_turns: 10,
-            ..RewardConfig::default()
+            ..stage(StepPenaltyForm::Linear, 40, 1.0)
         };
         let message = inverted.validate().unwrap_err().to_string();
         assert!(message.starts_with("reward.max_turns is 10"), "{message}");
+        // The threshold is the linear form's: the overlong form does not read it.
+        let overlong = RewardConfig {
+            step_penalty_form: StepPenaltyForm::Overlong,
+            ..inverted
+        };
+        assert!(overlong.validate().is_ok());
+        for (buffer, expected) in [
+            (0, "reward.step_buffer is 0"),
+            (41, "reward.step_buffer is 41, more than max_turns 40"),
+        ] {
+            let config = RewardConfig {
+                step_buffer: buffer,
+                ..stage(StepPenaltyForm::Overlong, 40, 1.0)
+            };
+            let message = config.validate().unwrap_err().to_string();
+            assert!(message.starts_with(expected), "{message}");
+            // Off, the shape of the penalty is not checked.
+            let off = RewardConfig {
+                step_penalty: 0.0,
+                ..config
+            };
+            assert!(off.validate().is_ok());
+        }
     }
 }

@@ -1,7 +1,8 @@
-//! `swerve run --preset agile` end to end: a loopback model answers every bundled task with
-//! its demonstration in SWE-AGILE's structure (reasoning, digest, call). Every rollout
-//! submits, and each recorded request shows only the last turn's reasoning, inline, while
-//! every digest stays.
+//! `swerve run --preset agile` and `--preset agile-upstream` end to end: a loopback model
+//! answers every bundled task with its demonstration in SWE-AGILE's structure (reasoning,
+//! digest, call). Every rollout submits, and each recorded request shows the reasoning of
+//! only the last N turns, inline, while every digest stays: N = 1 with the upstream script's
+//! settings, N drawn from 1..=4 per trajectory with the paper's.
 
 mod common;
 
@@ -12,17 +13,39 @@ use swerve::open;
 use swerve_core::trajectory::{ExitReason, Role, read_trajectory};
 
 #[test]
-fn the_agile_preset_submits_every_task_and_drops_reasoning_outside_the_window() {
+fn the_upstream_preset_keeps_the_last_turns_reasoning() {
+    let windows = run_preset("agile-upstream", 100);
+    assert!(windows.iter().all(|&n| n == 1), "{windows:?}");
+}
+
+#[test]
+fn the_paper_preset_draws_a_window_of_2_to_5_steps_per_trajectory() {
+    let windows = run_preset("agile", 60);
+    assert!(windows.iter().all(|n| (1..=4).contains(n)), "{windows:?}");
+    let mut distinct = windows.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert!(
+        distinct.len() > 1,
+        "one N for every trajectory: {windows:?}"
+    );
+}
+
+/// Runs `preset` on every bundled task and checks each trajectory: submitted, `max_steps`
+/// recorded, every request holding the reasoning of exactly the last N earlier turns
+/// (inline) and every digest; the N of each trajectory, in task order.
+fn run_preset(preset: &str, max_steps: u64) -> Vec<u64> {
     let cache = tempfile::tempdir().unwrap();
     let server = common::start_with(Behaviour::Good, Duration::ZERO, Replies::Agile);
     let out = cache.path().join("run");
     let output = RunArgs::new(&out)
-        .args(["--preset", "agile"])
+        .args(["--preset", preset])
         .served("demo-model", &server.url)
         .run(cache.path());
     succeeded(&output);
     let tasks = open::tasks(&examples()).unwrap();
     assert_eq!(tasks.len(), 8);
+    let mut windows = Vec::new();
     for task in &tasks {
         let id = &task.instance_id;
         let path = out.join(format!("trajectories/{id}__0.jsonl"));
@@ -32,8 +55,9 @@ fn the_agile_preset_submits_every_task_and_drops_reasoning_outside_the_window() 
         assert!(!outcome.patch.is_empty(), "{id}");
 
         let header = &trajectory.header;
-        assert_eq!(header.extra["reasoning_window"], 1, "{id}");
-        assert_eq!(header.config["agent"]["reasoning"]["window"], 1);
+        let window = header.extra["reasoning_window"].as_u64().unwrap();
+        windows.push(window);
+        assert_eq!(header.config["agent"]["max_steps"], max_steps, "{id}");
         let system = header.prompt[0].text();
         assert!(system.contains("---- BEGIN FUNCTION #1: file_editor ----"));
         assert!(system.contains("<reasoning_digest>\nA short record"));
@@ -56,7 +80,7 @@ fn the_agile_preset_submits_every_task_and_drops_reasoning_outside_the_window() 
             assert_eq!(turns.len(), k, "{id} step {k}");
             for (j, turn) in turns.iter().enumerate() {
                 let text = turn.text();
-                let in_window = j + 1 == k;
+                let in_window = j + window as usize >= k;
                 assert_eq!(turn.reasoning_content, None);
                 assert_eq!(
                     text.starts_with("<think>\n"),
@@ -75,4 +99,5 @@ fn the_agile_preset_submits_every_task_and_drops_reasoning_outside_the_window() 
             }
         }
     }
+    windows
 }

@@ -1,7 +1,7 @@
 //! `swerve context stats | plot | reward` and `swerve data snapshots` end to end, on the
-//! trajectories of `swerve run --preset agile --eval` in prompt-rendered mode with Qwen3's
-//! tokenizer and template (a loopback model answers with the task's demonstration in
-//! SWE-AGILE's structure, so each run resolves its task). The figures are checked against
+//! trajectories of `swerve run --preset agile-upstream --eval` (window 1) in prompt-rendered
+//! mode with Qwen3's tokenizer and template (a loopback model answers with the task's
+//! demonstration in SWE-AGILE's structure, so each run resolves its task). The figures are checked against
 //! the chat template applied by hand, and each snapshot against the prompt the model was
 //! actually sent at that step.
 
@@ -33,15 +33,15 @@ struct Run {
 }
 
 impl Run {
-    /// Runs the agile preset on the task, `samples` times, in prompt-rendered mode with
-    /// Qwen3, graded; `extra` adds options.
+    /// Runs the agile-upstream preset (window 1) on the task, `samples` times, in
+    /// prompt-rendered mode with Qwen3, graded; `extra` adds options.
     fn agile(samples: &str, extra: &[&str]) -> Self {
         let cache = tempfile::tempdir().unwrap();
         let server = common::start_with(Behaviour::Good, Duration::ZERO, Replies::Agile);
         let dir = cache.path().join("run");
         let tokenizer = format!("run.tokenizer={}", tokenizers::model_dir("qwen3").display());
         let output = RunArgs::new(&dir)
-            .args(["--preset", "agile"])
+            .args(["--preset", "agile-upstream"])
             .served("demo-model", &server.url)
             .set("model.mode=completions")
             .set(&tokenizer)

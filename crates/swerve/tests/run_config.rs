@@ -1,13 +1,14 @@
-//! `swerve run` configured by presets and `--set` overrides: what reaches the rollouts, what
-//! is saved with the run, the limits, the per-rollout logs, and the refusal to resume a run
-//! with settings that change its results.
+//! `swerve run` configured by presets and `--set` overrides: what reaches the rollouts (the
+//! neutral sampling values included), what is saved with the run, the limits, the
+//! per-rollout logs, the refusal to resume a run with settings that change its results, and
+//! the papers' presets as `swerve config show` resolves them.
 
 mod common;
 
 use std::time::Duration;
 
 use common::{Behaviour, RunArgs, failed, stderr, stdout, succeeded, swerve, trajectory_lines};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 #[test]
 fn a_preset_and_overrides_reach_the_rollout_and_are_saved_with_the_run() {
@@ -214,4 +215,123 @@ fn eval_grades_each_rollout_and_records_the_reward() {
         assert_eq!(summary["evaluated"], 1);
         assert_eq!(summary["resolved"], reward as u64);
     }
+}
+
+/// The sampling filters of every request a run of calc-1 sent to the loopback model (top_p,
+/// top_k, min_p, repetition_penalty; `null` when not sent), after the settings `sets`.
+fn filters_sent(sets: &[&str]) -> Vec<Value> {
+    let cache = tempfile::tempdir().unwrap();
+    let server = common::start(Behaviour::Good, Duration::ZERO);
+    let mut run = RunArgs::new(&cache.path().join("run"))
+        .served("demo-model", &server.url)
+        .args(["--max-steps", "2", "swerve-examples__calc-1"]);
+    for set in sets {
+        run = run.set(set);
+    }
+    succeeded(&run.run(cache.path()));
+    let received = server.received.lock().unwrap();
+    assert_eq!(received.len(), 2);
+    received
+        .iter()
+        .map(|request| {
+            assert_eq!(
+                request.body.get("neutral"),
+                None,
+                "swerve's switch is not sent"
+            );
+            ["top_p", "top_k", "min_p", "repetition_penalty"]
+                .map(|key| request.body.get(key).cloned().unwrap_or(Value::Null))
+                .to_vec()
+                .into()
+        })
+        .collect()
+}
+
+/// The long-context RL seed samples "explicitly disabling all other decoding parameters"
+/// (App. C), since a server's defaults silently biased its training (§5.2): every request
+/// carries the neutral values of the filters the user left unset, the user's own values
+/// (`model.sampling` or `model.extra_body`) win, and `model.sampling.neutral = false` sends
+/// none.
+#[test]
+fn neutral_sampling_values_reach_the_server_unless_the_user_set_their_own() {
+    for filters in filters_sent(&[]) {
+        assert_eq!(filters, json!([1.0, -1, 0.0, 1.0]));
+    }
+    let own = filters_sent(&[
+        "model.sampling.top_p=0.95",
+        "model.extra_body={ top_k = 20, repetition_penalty = 1.15 }",
+    ]);
+    for filters in own {
+        assert_eq!(filters, json!([0.95, 20, 0.0, 1.15]));
+    }
+    for filters in filters_sent(&["model.sampling.neutral=false"]) {
+        assert_eq!(filters, json!([null, null, null, null]));
+    }
+}
+
+/// The settings `--preset NAME` resolves to, as `swerve config show` prints them.
+fn preset(name: &str) -> toml::Table {
+    let cache = tempfile::tempdir().unwrap();
+    let output = swerve(cache.path(), &["config", "show", "--preset", name]);
+    let text = succeeded(&output);
+    let layers = text.lines().next().unwrap();
+    assert!(layers.contains(&format!(" + preset {name} + ")), "{layers}");
+    text.parse().unwrap()
+}
+
+/// The long-context RL seed's two stages (§4.3; App. C, Table 3): 65k context and 40 turns,
+/// then 131k and 80; 10 rollouts per task, graded, tokens captured; temperature 1.0 with
+/// neutral filters; DAPO's overlong punishment over the last T_thr = 10 turns.
+#[test]
+fn the_rl_stage_presets_resolve_to_the_papers_schedule() {
+    for (name, turns, context) in [("rl-stage1", 40, 65536), ("rl-stage2", 80, 131072)] {
+        let config = preset(name);
+        let agent = &config["agent"];
+        assert_eq!(agent["max_steps"].as_integer(), Some(turns), "{name}");
+        assert_eq!(
+            agent["max_context_tokens"].as_integer(),
+            Some(context),
+            "{name}"
+        );
+        assert_eq!(agent["capture_tokens"].as_bool(), Some(true), "{name}");
+        assert_eq!(config["run"]["samples"].as_integer(), Some(10), "{name}");
+        assert_eq!(config["run"]["eval"].as_bool(), Some(true), "{name}");
+        let sampling = &config["model"]["sampling"];
+        assert_eq!(sampling["temperature"].as_float(), Some(1.0), "{name}");
+        assert_eq!(sampling["neutral"].as_bool(), Some(true), "{name}");
+        let reward = &config["reward"];
+        assert_eq!(reward["step_penalty"].as_float(), Some(1.0), "{name}");
+        assert_eq!(
+            reward["step_penalty_form"].as_str(),
+            Some("overlong"),
+            "{name}"
+        );
+        assert_eq!(reward["step_buffer"].as_integer(), Some(10), "{name}");
+        assert_eq!(reward["max_turns"].as_integer(), Some(turns), "{name}");
+    }
+}
+
+/// SWE-AGILE's evaluation (§3.1; its window, Limitations and App. B Table 4): a random
+/// window of 2 to 5 steps (N = 1..=4 earlier turns), 60 steps, a 65,536-token context; the
+/// upstream script's window 1 and 100 steps stay as `agile-upstream`, which shares the rest.
+#[test]
+fn the_agile_presets_resolve_to_the_paper_and_the_upstream_script() {
+    let (paper, upstream) = (preset("agile"), preset("agile-upstream"));
+    let agent = &paper["agent"];
+    assert_eq!(agent["max_steps"].as_integer(), Some(60));
+    assert_eq!(agent["max_context_tokens"].as_integer(), Some(65536));
+    assert_eq!(
+        agent["reasoning"]["window"],
+        toml::Value::Array(vec![1.into(), 4.into()])
+    );
+    let agent = &upstream["agent"];
+    assert_eq!(agent["max_steps"].as_integer(), Some(100));
+    assert_eq!(agent.get("max_context_tokens"), None);
+    assert_eq!(agent["reasoning"]["window"].as_integer(), Some(1));
+    assert_eq!(paper["prompts"], upstream["prompts"]);
+    assert_eq!(paper["run"]["format"].as_str(), Some("xml_last"));
+    assert_eq!(
+        paper["agent"]["reasoning"]["on_error"],
+        upstream["agent"]["reasoning"]["on_error"]
+    );
 }

@@ -1,8 +1,9 @@
 //! Training data end to end: `swerve run --eval` with token capture against the loopback
-//! model (which returns token ids and logprobs as vLLM does), the rewards it records, `swerve
-//! data advantages`, every `swerve data export` format checked against the ids the model
-//! returned, re-tokenizing only on request, and `swerve tasks curate` with a repeated gold
-//! evaluation and past runs as evidence.
+//! model (which returns token ids and logprobs as vLLM does), the rewards it records (the
+//! step penalty in both forms, the `rl-stage1` preset), `swerve data advantages`, every
+//! `swerve data export` format checked against the ids the model returned, re-tokenizing
+//! only on request, and `swerve tasks curate` with a repeated gold evaluation and past runs
+//! as evidence.
 
 mod common;
 #[path = "../../swerve-chat/tests/common/mod.rs"]
@@ -55,9 +56,12 @@ impl Run {
     }
 
     fn trajectory(&self, sample: usize) -> Trajectory {
-        let path = self
-            .dir
-            .join(format!("trajectories/{TASK}__{sample}.jsonl"));
+        Self::read(&self.dir, sample)
+    }
+
+    /// Sample `sample`'s trajectory of `TASK` in the run directory `dir`.
+    fn read(dir: &Path, sample: usize) -> Trajectory {
+        let path = dir.join(format!("trajectories/{TASK}__{sample}.jsonl"));
         read_trajectory(&path).unwrap().trajectory
     }
 
@@ -97,9 +101,9 @@ fn captured_token_ids_reach_every_trainer_format_unchanged() {
             "--set",
             "reward.step_penalty=1",
             "--set",
-            "reward.step_threshold=2",
+            "reward.step_buffer=4",
             "--set",
-            "reward.max_turns=22",
+            "reward.max_turns=10",
         ],
     );
     let trajectories = [run.trajectory(0), run.trajectory(1)];
@@ -110,7 +114,8 @@ fn captured_token_ids_reach_every_trainer_format_unchanged() {
     }
 
     // The run captured what the server returned, and recorded the reward with its parts:
-    // resolved, minus (T - 2) / 20 for T steps.
+    // resolved, minus DAPO's overlong penalty in turns (the default form), (T - (10 - 4)) / 4
+    // for T steps between 6 and 10.
     for trajectory in &trajectories {
         for step in &trajectory.steps {
             let tokens = step.tokens.as_ref().expect("captured token ids");
@@ -125,10 +130,10 @@ fn captured_token_ids_reach_every_trainer_format_unchanged() {
         let reward = &outcome.extra["reward"];
         let steps = trajectory.steps.len() as f64;
         assert!(
-            steps > 2.0,
-            "the demonstration is longer than the threshold"
+            steps > 6.0 && steps <= 10.0,
+            "the demonstration ends within the last 4 turns before 10"
         );
-        let expected = 1.0 - (steps - 2.0) / 20.0;
+        let expected = 1.0 - (steps - 6.0) / 4.0;
         assert!(
             (reward["total"].as_f64().unwrap() - expected).abs() < 1e-12,
             "{reward}"
@@ -302,6 +307,93 @@ fn the_compression_bonus_is_refused_in_runs_and_bad_reward_settings_are_named() 
         stderr(&negative).contains("reward.format_exit_penalty is -0.5"),
         "{}",
         stderr(&negative)
+    );
+    let buffer = RunArgs::new(&cache.path().join("run"))
+        .args(["--eval"])
+        .set("reward.step_penalty=1")
+        .set("reward.step_buffer=50")
+        .args([TASK])
+        .run(cache.path());
+    assert!(
+        failed(&buffer).contains("reward.step_buffer is 50, more than max_turns 40"),
+        "{}",
+        stderr(&buffer)
+    );
+}
+
+/// `--preset rl-stage1` runs the first stage of the long-context RL seed (§4.3; App. C):
+/// every request samples at temperature 1.0 with the neutral filters and asks for token ids,
+/// every rollout is graded, and its reward is the outcome plus DAPO's overlong penalty over
+/// the last 10 turns before 40, which the 8-step demonstration does not reach.
+#[test]
+fn the_rl_stage1_preset_samples_neutrally_and_rewards_with_the_overlong_penalty() {
+    let cache = tempfile::tempdir().unwrap();
+    let server = common::start(Behaviour::Good, Duration::ZERO);
+    let dir = cache.path().join("run");
+    let output = RunArgs::new(&dir)
+        .args(["--preset", "rl-stage1"])
+        .served("demo-model", &server.url)
+        .set("run.samples=2")
+        .args([TASK])
+        .run(cache.path());
+    succeeded(&output);
+    let received = server.received.lock().unwrap().clone();
+    assert_eq!(
+        received.len(),
+        2 * 8,
+        "two rollouts of the 8-call demonstration"
+    );
+    for request in &received {
+        let body = &request.body;
+        let sampling = [
+            "temperature",
+            "top_p",
+            "top_k",
+            "min_p",
+            "repetition_penalty",
+        ]
+        .map(|key| body[key].clone());
+        assert_eq!(
+            Value::from(sampling.to_vec()),
+            serde_json::json!([1.0, 1.0, -1, 0.0, 1.0]),
+            "{body}"
+        );
+        assert_eq!(body.get("neutral"), None);
+        assert_eq!(body["return_token_ids"], true);
+    }
+    for sample in 0..2 {
+        let trajectory = Run::read(&dir, sample);
+        let config = &trajectory.header.config;
+        assert_eq!(config["agent"]["max_steps"], 40);
+        assert_eq!(config["reward"]["step_penalty_form"], "overlong");
+        assert_eq!(config["reward"]["step_buffer"], 10);
+        let outcome = trajectory.outcome.as_ref().unwrap();
+        assert_eq!(outcome.reward, Some(1.0));
+        assert_eq!(outcome.extra["reward"]["step_penalty"], 0.0);
+        assert_eq!(outcome.extra["reward"]["total"], 1.0);
+        assert!(trajectory.steps.iter().all(|step| step.tokens.is_some()));
+    }
+    // Rescored as if the limit were 12 turns: the last 10 turns before 12 start after turn
+    // 2, so 8 steps cost (8 − 2) / 10 = 0.6 and each rollout scores 0.4.
+    let config = dir.join("config.toml");
+    let output = swerve(
+        cache.path(),
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "data",
+            "advantages",
+            "--run",
+            dir.to_str().unwrap(),
+            "--set",
+            "reward.max_turns=12",
+            "--json",
+        ],
+    );
+    let summary: Value = serde_json::from_str(&succeeded(&output)).unwrap();
+    assert!(
+        (summary["mean_reward"].as_f64().unwrap() - 0.4).abs() < 1e-12,
+        "{summary}"
     );
 }
 
@@ -477,20 +569,28 @@ fn advantages_by_hand_for_each_estimator() {
     assert_eq!(first.len(), 4);
     assert!(first.iter().all(|advantage| *advantage == first[0]));
 
-    // A step penalty changes the rewards the advantages start from: 4 steps over a
-    // threshold of 2 out of 6 is −0.5 each, so a: 0.5, −0.5, −0.5 and the same spread.
-    let (summary, _) = advantages(&[
-        "--set",
-        "reward.step_penalty=1",
-        "--set",
-        "reward.step_threshold=2",
-        "--set",
-        "reward.max_turns=6",
-    ]);
-    close(
-        summary["mean_reward"].as_f64().unwrap(),
-        (0.5 - 0.5 * 5.0) / 6.0,
-    );
+    // A step penalty changes the rewards the advantages start from, in either form: 4 steps
+    // are 2 into the overlong buffer of the last 4 turns before 6 (−2/4), or 2 past the
+    // linear threshold 2 out of 4 (−2/4); so a: 0.5, −0.5, −0.5 and the same spread.
+    for form in [
+        ["reward.step_penalty_form=overlong", "reward.step_buffer=4"],
+        ["reward.step_penalty_form=linear", "reward.step_threshold=2"],
+    ] {
+        let (summary, _) = advantages(&[
+            "--set",
+            "reward.step_penalty=1",
+            "--set",
+            "reward.max_turns=6",
+            "--set",
+            form[0],
+            "--set",
+            form[1],
+        ]);
+        close(
+            summary["mean_reward"].as_f64().unwrap(),
+            (0.5 - 0.5 * 5.0) / 6.0,
+        );
+    }
 
     // An ungraded trajectory stops the command with its file and what to do.
     let ungraded = run.join("trajectories/c__0.jsonl");

@@ -78,12 +78,21 @@ impl Layer {
         Ok(Self { origin, table })
     }
 
-    /// A preset: a built-in name (see `swerve config presets`) or a TOML file's path.
+    /// A preset: a built-in name (see `swerve config presets`) or a TOML file's path. A
+    /// built-in preset written over another is that one's settings with its own merged in.
     pub fn preset(name_or_path: &str) -> Result<Self> {
         if let Some(preset) = presets::find(name_or_path) {
             let origin = format!("preset {}", preset.name);
             check_text(preset.text, &origin)?;
-            let table = parse_table(preset.text, &origin)?;
+            let own = parse_table(preset.text, &origin)?;
+            let table = match preset.base {
+                Some(base) => {
+                    let mut table = Self::preset(base)?.table;
+                    merge_into(&mut table, &own);
+                    table
+                }
+                None => own,
+            };
             return Ok(Self { origin, table });
         }
         let path = Path::new(name_or_path);
@@ -317,6 +326,29 @@ mod tests {
             let layer = Layer::preset(name).unwrap();
             merge(&[Layer::base(), layer]).unwrap();
         }
+    }
+
+    #[test]
+    fn a_preset_over_another_keeps_what_it_does_not_change() {
+        let resolve = |name| {
+            merge(&[Layer::base(), Layer::preset(name).unwrap()])
+                .unwrap()
+                .0
+        };
+        let (upstream, agile) = (resolve("agile-upstream"), resolve("agile"));
+        assert_eq!(upstream.agent.max_steps, 100);
+        assert_eq!(agile.agent.max_steps, 60);
+        assert_eq!(agile.agent.max_context_tokens, Some(65536));
+        assert_eq!(upstream.agent.max_context_tokens, None);
+        assert_eq!(agile.prompts, upstream.prompts);
+        assert_eq!(agile.run.format, "xml_last");
+        assert!(agile.agent.reasoning.required);
+        let (stage1, stage2) = (resolve("rl-stage1"), resolve("rl-stage2"));
+        assert_eq!((stage2.agent.max_steps, stage2.reward.max_turns), (80, 80));
+        assert_eq!(stage2.reward.step_penalty, stage1.reward.step_penalty);
+        assert_eq!(stage2.model.sampling, stage1.model.sampling);
+        assert_eq!(stage2.run.samples, 10);
+        assert_eq!(Layer::preset("agile").unwrap().origin, "preset agile");
     }
 
     #[test]

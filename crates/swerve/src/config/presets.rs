@@ -1,12 +1,16 @@
 //! Built-in presets: named configuration layers for common set-ups, shipped in the binary
 //! (`crates/swerve/presets/*.toml`). `swerve config presets` lists them with their
-//! descriptions; `--preset NAME` applies one over the configuration file.
+//! descriptions; `--preset NAME` applies one over the configuration file. A preset may be
+//! written over another (its base), holding only what differs: `agile` over
+//! `agile-upstream`, `rl-stage2` over `rl-stage1`.
 
 /// A built-in preset.
 #[derive(Debug, Clone, Copy)]
 pub struct Preset {
     /// What `--preset` calls it.
     pub name: &'static str,
+    /// The preset this one is written over: its settings apply first.
+    pub base: Option<&'static str>,
     /// The TOML layer; its leading comment describes it.
     pub text: &'static str,
 }
@@ -23,14 +27,18 @@ impl Preset {
     }
 }
 
-/// The presets named, each read from `presets/<name>.toml`.
+/// The presets named, each read from `presets/<name>.toml`; `"name" over "base"` writes
+/// one over another.
 macro_rules! presets {
-    ($($name:literal),* $(,)?) => {
+    ($($name:literal $(over $base:literal)?),* $(,)?) => {
         &[$(Preset {
             name: $name,
+            base: presets!(@base $($base)?),
             text: include_str!(concat!("../../presets/", $name, ".toml")),
         }),*]
     };
+    (@base) => { None };
+    (@base $base:literal) => { Some($base) };
 }
 
 const PRESETS: &[Preset] = presets![
@@ -38,7 +46,10 @@ const PRESETS: &[Preset] = presets![
     "native",
     "hermes",
     "long",
-    "agile",
+    "rl-stage1",
+    "rl-stage2" over "rl-stage1",
+    "agile" over "agile-upstream",
+    "agile-upstream",
     "edit-baseline",
     "edit-viewer",
     "edit-editor",
@@ -68,6 +79,17 @@ mod tests {
     fn every_preset_describes_itself() {
         for preset in all() {
             assert!(preset.description().len() > 40, "{}", preset.name);
+        }
+    }
+
+    #[test]
+    fn every_base_is_a_preset_without_a_base_of_its_own() {
+        for preset in all() {
+            if let Some(base) = preset.base {
+                let base = find(base).unwrap_or_else(|| panic!("{}: no {base}", preset.name));
+                assert_eq!(base.base, None, "{} over {}", preset.name, base.name);
+                assert!(preset.description().contains(base.name), "{}", preset.name);
+            }
         }
     }
 }
