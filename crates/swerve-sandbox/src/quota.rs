@@ -1,21 +1,22 @@
 //! The disk quota of a workspace: how much its commands may write before they are stopped.
 //!
 //! A workspace's writes land in host directories: the repository's overlay layer (or its
-//! copy), the layers of copy-on-write environments, and its `HOME`. Where the kernel offers no
-//! quota for such directories (ext4 and btrfs without project quotas, and any filesystem for
-//! a user who is not root), swerve measures them: one watchdog thread per process walks every
-//! live sandbox's directories (adaptively: never more than a tenth of its time), and when a
-//! sandbox is over its quota it kills every command running in it. The command the agent is
-//! waiting for, and any command that ends with the workspace over its quota, is reported
-//! with `disk_limit`. Each single file is also capped at the quota by `RLIMIT_FSIZE`, so one
-//! write cannot run past it. What can still be written beyond the quota is what a command
-//! writes between two checks (tens of milliseconds of disk bandwidth); the host's
-//! disk is never filled by a sandbox. `docs/sandbox.md` says what applies on each filesystem.
+//! copy), the layers of copy-on-write environments, and its `HOME`. swerve measures them: one
+//! watchdog thread per process walks every live sandbox's directories every 100 ms, every
+//! 20 ms once half the quota is used (less often when a walk takes long, so it never spends
+//! more than a tenth of its time walking). When a sandbox is over its quota and still growing,
+//! the watchdog kills every command running in it; commands that read, or delete files to make
+//! room, are left alone. A command that the watchdog stopped, or that ends (after running at
+//! least a few milliseconds) with the workspace over its quota, is reported with
+//! `disk_limit`. Each single file is also capped at the quota by `RLIMIT_FSIZE`, so one write
+//! cannot run past it. What can still be written beyond the quota is what a command writes
+//! between two checks (tens of milliseconds of disk bandwidth); the host's disk is never
+//! filled by a sandbox. `docs/sandbox.md` says what applies on each filesystem.
 
 use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -35,6 +36,8 @@ pub(crate) struct DiskQuota {
     baseline: u64,
     /// Set by the watchdog when the sandbox went over its quota; cleared by the next command.
     exceeded: AtomicBool,
+    /// What the watchdog measured last, in bytes.
+    last_used: AtomicU64,
     /// Called by the watchdog to stop every command of the sandbox.
     stop_all: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
 }
@@ -48,6 +51,7 @@ impl DiskQuota {
             dirs,
             baseline,
             exceeded: AtomicBool::new(false),
+            last_used: AtomicU64::new(0),
             stop_all: Mutex::new(None),
         }
     }
@@ -126,7 +130,10 @@ fn run_watchdog() {
             let started = Instant::now();
             let used = quota.used();
             let spent = started.elapsed();
-            if used >= quota.limit {
+            let grew = used > quota.last_used.swap(used, Ordering::Relaxed);
+            // Over the quota and still growing: something is writing. Commands that read or
+            // delete (to make room) are left alone.
+            if used >= quota.limit && grew {
                 quota.exceeded.store(true, Ordering::Relaxed);
                 if let Some(stop_all) = quota
                     .stop_all

@@ -533,14 +533,17 @@ impl Sandbox {
                 outcome.timed_out = true;
             }
         }
+        // A command that ended within a few milliseconds cannot have written much: the
+        // watchdog counts it at its next pass, and the round trip of short commands stays cheap.
         if let Some(quota) = &self.quota
-            && (quota.take_exceeded() || quota.is_over())
+            && (quota.take_exceeded()
+                || (started.elapsed() >= QUOTA_CHECK_AFTER && quota.is_over()))
         {
             outcome.disk_limit = Some(quota.limit);
             outcome.stderr.extend_from_slice(
                 format!(
                     "\nswerve: the workspace is over its disk quota of {} (disk_limit): \
-                     commands were stopped; delete files you do not need\n",
+                     commands that write are stopped; delete files you do not need\n",
                     human_bytes(quota.limit)
                 )
                 .as_bytes(),
@@ -650,6 +653,9 @@ impl Drop for Sandbox {
         self.shutdown();
     }
 }
+
+/// Commands that run at least this long are measured against the disk quota when they end.
+const QUOTA_CHECK_AFTER: Duration = Duration::from_millis(10);
 
 /// Reads the init's next reply and checks it is the one `wanted` accepts; a setup failure
 /// or a silent death becomes the matching error.

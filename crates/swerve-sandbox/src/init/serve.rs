@@ -1,6 +1,6 @@
 //! PID 1 of a sandbox: sets up the filesystem, then starts and kills commands on request.
 //!
-//! Each command gets a "reaper": a child subreaper (`PR_SET_CHILD_SUBREAPER`) that forks
+//! Each command gets a "reaper": a child subreaper (`PR_SET_CHILD_SUBREAPER`) that spawns
 //! `/bin/sh -c COMMAND`, reports the shell's wait status on the status pipe when the shell
 //! exits, and keeps reaping until no process it started is left. Orphaned descendants are
 //! re-parented to the reaper rather than to PID 1, so every process a command started stays
@@ -21,7 +21,7 @@ use nix::sys::prctl;
 use nix::sys::resource::{Resource, setrlimit};
 use nix::sys::signal::{Signal, kill};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
-use nix::unistd::{ForkResult, Pid, dup2_stderr, dup2_stdin, dup2_stdout, execve, fork};
+use nix::unistd::{ForkResult, Pid, fork};
 
 use super::{HostSources, InitSpec};
 use super::{harden, rootfs};
@@ -51,6 +51,7 @@ pub(crate) fn become_pid1(
 /// Answers requests until the control socket closes, then exits (killing the sandbox).
 fn serve(control: &UnixStream) -> ! {
     let mut running: HashMap<u64, Pid> = HashMap::new();
+    let mut spare = Spare::fork(control);
     loop {
         let readable = {
             let mut fds = [PollFd::new(control.as_fd(), PollFlags::POLLIN)];
@@ -62,8 +63,11 @@ fn serve(control: &UnixStream) -> ! {
         }
         match protocol::receive::<Request>(control) {
             Ok(Some((Request::Run(request), fds))) => {
-                let reply = start(&request, fds, &mut running);
+                let reply = start(&request, fds, &mut running, spare.take());
                 let _ = protocol::send(control, &reply, &[]);
+                // Let the reaper just woken run first: forking the next spare can wait.
+                let _ = nix::sched::sched_yield();
+                spare = Spare::fork(control);
             }
             Ok(Some((Request::Kill { id }, _))) => {
                 if let Some(pid) = running.get(&id) {
@@ -149,26 +153,104 @@ fn descendants_of(root: Pid) -> Vec<Pid> {
     found.into_iter().skip(1).map(Pid::from_raw).collect()
 }
 
-/// Starts one command's reaper.
-fn start(request: &RunRequest, fds: Vec<OwnedFd>, running: &mut HashMap<u64, Pid>) -> Reply {
-    let [stdout, stderr, status]: [OwnedFd; 3] = match fds.try_into() {
-        Ok(fds) => fds,
-        Err(_) => {
-            return Reply::Error {
-                message: "a run request must carry exactly three descriptors".into(),
-            };
+/// A reaper forked ahead of its command, waiting for it on a socket: forking PID 1 (copying
+/// its page tables, then faulting in what the child touches) costs more than the shell's own
+/// start, so it happens between commands rather than on each command's critical path.
+struct Spare {
+    pid: Pid,
+    channel: UnixStream,
+}
+
+impl Spare {
+    /// Forks a spare reaper; `None` if that fails (the next command forks its own).
+    fn fork(control: &UnixStream) -> Option<Self> {
+        let (parent_end, child_end) = UnixStream::pair().ok()?;
+        // SAFETY: PID 1 is single-threaded.
+        match unsafe { fork() } {
+            Ok(ForkResult::Child) => {
+                drop(parent_end);
+                // SAFETY: the control socket belongs to PID 1; this process never uses it.
+                unsafe { libc::close(control.as_raw_fd()) };
+                become_reaper();
+                warm_up();
+                match protocol::receive::<RunRequest>(&child_end) {
+                    Ok(Some((request, fds))) => match (Prepared::new(&request), take_pipes(fds)) {
+                        (Ok(program), Ok([stdout, stderr, status])) => {
+                            run_command(&program, stdout, stderr, status)
+                        }
+                        _ => std::process::exit(1),
+                    },
+                    _ => std::process::exit(0),
+                }
+            }
+            Ok(ForkResult::Parent { child }) => Some(Self {
+                pid: child,
+                channel: parent_end,
+            }),
+            Err(_) => None,
         }
+    }
+}
+
+/// Touches, ahead of the command, the memory a reaper uses to start one (a fork's pages are
+/// copied on first write), by preparing a command like the ones it will get.
+fn warm_up() {
+    let request = RunRequest {
+        id: 0,
+        command: "true".repeat(64),
+        env: (0..16)
+            .map(|index| (format!("VARIABLE_{index}"), "value".repeat(16)))
+            .collect(),
+        workdir: "/testbed".into(),
+        file_size_limit: None,
+        max_processes: None,
+        address_space_limit: None,
+    };
+    if let Ok(json) = serde_json::to_vec(&request)
+        && let Ok(request) = serde_json::from_slice::<RunRequest>(&json)
+    {
+        drop(Prepared::new(&request));
+    }
+}
+
+/// The three pipe ends a run request carries: stdout, stderr and status.
+fn take_pipes(fds: Vec<OwnedFd>) -> Result<[OwnedFd; 3], String> {
+    fds.try_into()
+        .map_err(|_| "a run request must carry exactly three descriptors".to_owned())
+}
+
+/// Starts one command: hands it to the spare reaper, or forks a reaper when there is none.
+fn start(
+    request: &RunRequest,
+    fds: Vec<OwnedFd>,
+    running: &mut HashMap<u64, Pid>,
+    spare: Option<Spare>,
+) -> Reply {
+    let [stdout, stderr, status] = match take_pipes(fds) {
+        Ok(fds) => fds,
+        Err(message) => return Reply::Error { message },
     };
     let program = match Prepared::new(request) {
         Ok(program) => program,
         Err(message) => return Reply::Error { message },
     };
+    if let Some(spare) = spare {
+        let fds = protocol::raw_fds(&[stdout.as_fd(), stderr.as_fd(), status.as_fd()]);
+        if protocol::send(&spare.channel, request, &fds).is_ok() {
+            running.insert(request.id, spare.pid);
+            return Reply::Started { id: request.id };
+        }
+        let _ = kill(spare.pid, Signal::SIGKILL);
+    }
     // SAFETY: PID 1 is single-threaded.
     match unsafe { fork() } {
         Err(error) => Reply::Error {
             message: format!("cannot start command: {error}"),
         },
-        Ok(ForkResult::Child) => reaper(&program, stdout, stderr, status),
+        Ok(ForkResult::Child) => {
+            become_reaper();
+            run_command(&program, stdout, stderr, status)
+        }
         Ok(ForkResult::Parent { child }) => {
             running.insert(request.id, child);
             Reply::Started { id: request.id }
@@ -226,15 +308,34 @@ impl Prepared {
     }
 }
 
-/// One command's subreaper: runs the shell, reports its status, reaps until alone, exits.
-fn reaper(program: &Prepared, stdout: OwnedFd, stderr: OwnedFd, status: OwnedFd) -> ! {
+/// Makes this process a command's subreaper: orphans of the command are re-parented to it.
+fn become_reaper() {
     let _ = prctl::set_child_subreaper(true);
     let _ = prctl::set_name(c"swerve-reaper");
-    // SAFETY: this process is single-threaded (a fork of single-threaded PID 1).
-    let shell = match unsafe { fork() } {
-        Ok(ForkResult::Child) => exec_shell(program, &stdout, &stderr),
-        Ok(ForkResult::Parent { child }) => child,
-        Err(_) => std::process::exit(1),
+}
+
+/// One command's subreaper: runs the shell, reports its status, reaps until alone, exits.
+fn run_command(program: &Prepared, stdout: OwnedFd, stderr: OwnedFd, status: OwnedFd) -> ! {
+    // The limits are the reaper's own, inherited by the shell: the reaper forks nothing else
+    // and writes four bytes.
+    if let Some(bytes) = program.file_size_limit {
+        let _ = setrlimit(Resource::RLIMIT_FSIZE, bytes, bytes);
+    }
+    if let Some(count) = program.max_processes {
+        let _ = setrlimit(Resource::RLIMIT_NPROC, count, count);
+    }
+    if let Some(bytes) = program.address_space_limit {
+        let _ = setrlimit(Resource::RLIMIT_AS, bytes, bytes);
+    }
+    let _ = setrlimit(Resource::RLIMIT_CORE, 0, 0);
+    let shell = match spawn_shell(program, &stdout, &stderr) {
+        Ok(shell) => shell,
+        Err(message) => {
+            let _ = std::fs::File::from(stderr)
+                .write_all(format!("swerve sandbox: {message}\n").as_bytes());
+            let _ = std::fs::File::from(status).write_all(&(127i32 << 8).to_le_bytes());
+            std::process::exit(0);
+        }
     };
     drop(stdout);
     drop(stderr);
@@ -255,38 +356,62 @@ fn reaper(program: &Prepared, stdout: OwnedFd, stderr: OwnedFd, status: OwnedFd)
     }
 }
 
-/// Replaces the forked child with `/bin/sh -c COMMAND`; exits 127 if that fails.
-fn exec_shell(program: &Prepared, stdout: &OwnedFd, stderr: &OwnedFd) -> ! {
-    let _ = nix::unistd::setsid();
-    if let Ok(null) = std::fs::File::open("/dev/null") {
-        let _ = dup2_stdin(null);
-    }
-    let _ = dup2_stdout(stdout);
-    let _ = dup2_stderr(stderr);
-    if let Some(bytes) = program.file_size_limit {
-        let _ = setrlimit(Resource::RLIMIT_FSIZE, bytes, bytes);
-    }
-    if let Some(count) = program.max_processes {
-        let _ = setrlimit(Resource::RLIMIT_NPROC, count, count);
-    }
-    if let Some(bytes) = program.address_space_limit {
-        let _ = setrlimit(Resource::RLIMIT_AS, bytes, bytes);
-    }
-    let _ = setrlimit(Resource::RLIMIT_CORE, 0, 0);
-    if nix::unistd::chdir(program.workdir.as_c_str()).is_err() {
-        let _ = writeln!(
-            std::io::stderr(),
-            "swerve sandbox: cannot enter working directory {}",
-            program.workdir.to_string_lossy()
+/// Starts `/bin/sh -c COMMAND` in a new session, in the working directory, with standard
+/// input on `/dev/null` and output on the command's pipes. `posix_spawn` (a `vfork`, not a
+/// copy of this process's memory) keeps the start of every command cheap.
+fn spawn_shell(program: &Prepared, stdout: &OwnedFd, stderr: &OwnedFd) -> Result<Pid, String> {
+    use std::os::fd::AsRawFd;
+    let null = std::fs::File::open("/dev/null")
+        .map_err(|error| format!("cannot open /dev/null: {error}"))?;
+    let mut argv: Vec<*mut libc::c_char> = program
+        .argv
+        .iter()
+        .map(|arg| arg.as_ptr().cast_mut())
+        .collect();
+    argv.push(std::ptr::null_mut());
+    let mut envp: Vec<*mut libc::c_char> = program
+        .envp
+        .iter()
+        .map(|var| var.as_ptr().cast_mut())
+        .collect();
+    envp.push(std::ptr::null_mut());
+    // SAFETY: the action and attribute objects are initialised before use and destroyed
+    // after; every pointer passed (argv, envp, the working directory) lives in `program`, and
+    // the argument and environment arrays are NULL-terminated.
+    unsafe {
+        let mut actions: libc::posix_spawn_file_actions_t = std::mem::zeroed();
+        let mut attributes: libc::posix_spawnattr_t = std::mem::zeroed();
+        libc::posix_spawn_file_actions_init(&mut actions);
+        libc::posix_spawnattr_init(&mut attributes);
+        libc::posix_spawn_file_actions_adddup2(&mut actions, null.as_raw_fd(), 0);
+        libc::posix_spawn_file_actions_adddup2(&mut actions, stdout.as_raw_fd(), 1);
+        libc::posix_spawn_file_actions_adddup2(&mut actions, stderr.as_raw_fd(), 2);
+        libc::posix_spawn_file_actions_addchdir_np(&mut actions, program.workdir.as_ptr());
+        libc::posix_spawnattr_setflags(&mut attributes, libc::POSIX_SPAWN_SETSID);
+        let mut pid: libc::pid_t = 0;
+        let result = libc::posix_spawn(
+            &mut pid,
+            argv[0],
+            &actions,
+            &attributes,
+            argv.as_ptr(),
+            envp.as_ptr(),
         );
-        std::process::exit(127);
+        libc::posix_spawn_file_actions_destroy(&mut actions);
+        libc::posix_spawnattr_destroy(&mut attributes);
+        match result {
+            0 => Ok(Pid::from_raw(pid)),
+            libc::ENOENT | libc::ENOTDIR => Err(format!(
+                "cannot enter working directory {} or run /bin/sh: {}",
+                program.workdir.to_string_lossy(),
+                nix::errno::Errno::from_raw(result)
+            )),
+            error => Err(format!(
+                "cannot run /bin/sh: {}",
+                nix::errno::Errno::from_raw(error)
+            )),
+        }
     }
-    let error = execve(&program.argv[0], &program.argv, &program.envp).unwrap_err();
-    let _ = writeln!(
-        std::io::stderr(),
-        "swerve sandbox: cannot run /bin/sh: {error}"
-    );
-    std::process::exit(127)
 }
 
 /// Sets the `lo` interface up in a fresh network namespace, so loopback servers inside work.
