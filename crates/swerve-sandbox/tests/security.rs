@@ -710,4 +710,20 @@ fn a_command_filling_the_disk_is_stopped_at_the_quota() {
     let freed = run(&workspace, "rm -f f*; echo ok > small; cat small");
     assert_eq!(freed.stdout_text(), "ok\n", "{}", freed.stderr_text());
     assert_eq!(freed.disk_limit, None);
+    // A writer left behind by a command that already ended is stopped between commands, and
+    // the next command hears of it.
+    let left = run(
+        &workspace,
+        "(i=0; while true; do i=$((i+1)); head -c 4M /dev/zero > g$i || exit; done) >/dev/null 2>&1 & echo started",
+    );
+    assert_eq!(left.stdout_text(), "started\n");
+    std::thread::sleep(Duration::from_secs(3));
+    let next = run(&workspace, "ls g* | wc -l; sleep 0.5; ls g* | wc -l");
+    let counts: Vec<&str> = next.stdout_text().leak().lines().collect();
+    assert_eq!(counts.len(), 2, "{next:?}");
+    assert_eq!(
+        counts[0], counts[1],
+        "the writer is still running: {next:?}"
+    );
+    assert_eq!(next.disk_limit, Some(32 << 20), "{next:?}");
 }

@@ -1,13 +1,15 @@
 //! PID 1 of a sandbox: sets up the filesystem, then starts and kills commands on request.
 //!
-//! Each command gets a "reaper": a child subreaper (`PR_SET_CHILD_SUBREAPER`) that spawns
-//! `/bin/sh -c COMMAND`, reports the shell's wait status on the status pipe when the shell
-//! exits, and keeps reaping until no process it started is left. Orphaned descendants are
-//! re-parented to the reaper rather than to PID 1, so every process a command started stays
-//! in the reaper's subtree, even after `setsid` or a double fork; killing a command kills that
-//! subtree until it is empty. Background processes outlive their command but not the
-//! sandbox. Commands share the sandbox's PID namespace, so `ps`, `kill` and `/proc/$$` behave
-//! as in a container.
+//! Each command is `/bin/sh -c COMMAND`, started by PID 1 with a `vfork`-style clone (no copy
+//! of PID 1's memory) in a new session, as a child subreaper (`PR_SET_CHILD_SUBREAPER`, which
+//! survives `execve`): while the shell runs, every orphan among its descendants is
+//! re-parented to it rather than to PID 1, so every process the command started stays in the
+//! shell's subtree, even after `setsid` or a double fork, and killing the command (a timeout)
+//! kills that subtree until it is empty. PID 1 watches each shell through a pidfd, reaps it
+//! and writes its wait status on the command's status pipe. Processes a command left in the
+//! background outlive it (re-parented to PID 1 once its shell exits) but not the sandbox;
+//! stopping everything (the disk quota) kills every process but PID 1. Commands share the
+//! sandbox's PID namespace, so `ps`, `kill` and `/proc/$$` behave as in a container.
 
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -18,10 +20,9 @@ use std::os::unix::net::UnixStream;
 
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::prctl;
-use nix::sys::resource::{Resource, setrlimit};
 use nix::sys::signal::{Signal, kill};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
-use nix::unistd::{ForkResult, Pid, fork};
+use nix::unistd::Pid;
 
 use super::{HostSources, InitSpec};
 use super::{harden, rootfs};
@@ -48,14 +49,27 @@ pub(crate) fn become_pid1(
     serve(control)
 }
 
+/// A command whose shell is running.
+struct Running {
+    /// The shell's process id.
+    pid: Pid,
+    /// Becomes readable when the shell exits.
+    pidfd: OwnedFd,
+    /// Where its wait status goes.
+    status: std::fs::File,
+}
+
 /// Answers requests until the control socket closes, then exits (killing the sandbox).
 fn serve(control: &UnixStream) -> ! {
-    let mut running: HashMap<u64, Pid> = HashMap::new();
-    let mut spare = Spare::fork(control);
+    let mut running: HashMap<u64, Running> = HashMap::new();
     loop {
         let readable = {
-            let mut fds = [PollFd::new(control.as_fd(), PollFlags::POLLIN)];
+            let mut fds: Vec<PollFd> = std::iter::once(control.as_fd())
+                .chain(running.values().map(|command| command.pidfd.as_fd()))
+                .map(|fd| PollFd::new(fd, PollFlags::POLLIN))
+                .collect();
             matches!(poll(&mut fds, PollTimeout::from(200u16)), Ok(n) if n > 0)
+                && fds[0].any().unwrap_or(false)
         };
         reap(&mut running);
         if !readable {
@@ -63,39 +77,63 @@ fn serve(control: &UnixStream) -> ! {
         }
         match protocol::receive::<Request>(control) {
             Ok(Some((Request::Run(request), fds))) => {
-                let reply = start(&request, fds, &mut running, spare.take());
+                let reply = start(&request, fds, &mut running);
                 let _ = protocol::send(control, &reply, &[]);
-                // Let the reaper just woken run first: forking the next spare can wait.
-                let _ = nix::sched::sched_yield();
-                spare = Spare::fork(control);
             }
             Ok(Some((Request::Kill { id }, _))) => {
-                if let Some(pid) = running.get(&id) {
-                    kill_tree(*pid);
+                if let Some(command) = running.get(&id) {
+                    kill_tree(command.pid);
                 }
             }
-            Ok(Some((Request::KillAll, _))) => {
-                for pid in running.values() {
-                    kill_tree(*pid);
-                }
-            }
+            Ok(Some((Request::KillAll, _))) => kill_all(),
             Ok(Some((Request::IdsMapped, _))) => {}
             Ok(None) | Err(_) => std::process::exit(0),
         }
     }
 }
 
-/// Collects exited children (reapers and orphans re-parented to PID 1).
-fn reap(running: &mut HashMap<u64, Pid>) {
+/// Collects exited children: shells (whose status goes to their command's status pipe) and
+/// orphans re-parented to PID 1.
+fn reap(running: &mut HashMap<u64, Running>) {
     while let Ok(status) = waitpid(None, Some(WaitPidFlag::WNOHANG)) {
-        match status.pid() {
-            Some(pid) => running.retain(|_, running_pid| *running_pid != pid),
-            None => break,
+        let Some(pid) = status.pid() else {
+            break;
+        };
+        let raw = match status {
+            WaitStatus::Exited(_, code) => code << 8,
+            WaitStatus::Signaled(_, signal, _) => signal as i32,
+            _ => continue,
+        };
+        if let Some(id) = running
+            .iter()
+            .find_map(|(id, command)| (command.pid == pid).then_some(*id))
+            && let Some(mut command) = running.remove(&id)
+        {
+            let _ = command.status.write_all(&raw.to_le_bytes());
         }
     }
 }
 
-/// Kills every descendant of `reaper`, repeating until none is left, then the reaper itself.
+/// Kills every process of the sandbox but PID 1, repeating until none is left.
+fn kill_all() {
+    let me = nix::unistd::getpid();
+    for _ in 0..1000 {
+        let others: Vec<Pid> = processes()
+            .into_iter()
+            .map(|(pid, _)| Pid::from_raw(pid))
+            .filter(|pid| *pid != me)
+            .collect();
+        if others.is_empty() {
+            break;
+        }
+        for pid in others {
+            let _ = kill(pid, Signal::SIGKILL);
+        }
+    }
+}
+
+/// Kills every descendant of `reaper` (a command's shell), repeating until none is left, then
+/// the reaper itself.
 ///
 /// Descendants whose parent dies are re-parented to the reaper (a subreaper), so each pass
 /// finds what the previous one orphaned; a fork bomb converges because killed processes
@@ -113,9 +151,9 @@ fn kill_tree(reaper: Pid) {
     let _ = kill(reaper, Signal::SIGKILL);
 }
 
-/// All processes below `root` in the process tree, read from `/proc/*/stat`.
-fn descendants_of(root: Pid) -> Vec<Pid> {
-    let mut parents: Vec<(i32, i32)> = Vec::new();
+/// Every process of the sandbox with its parent, read from `/proc/*/stat`.
+fn processes() -> Vec<(i32, i32)> {
+    let mut parents = Vec::new();
     if let Ok(entries) = std::fs::read_dir("/proc") {
         for entry in entries.flatten() {
             let Some(pid) = entry
@@ -138,6 +176,12 @@ fn descendants_of(root: Pid) -> Vec<Pid> {
             }
         }
     }
+    parents
+}
+
+/// All processes below `root` in the process tree.
+fn descendants_of(root: Pid) -> Vec<Pid> {
+    let parents = processes();
     let mut found = vec![root.as_raw()];
     let mut index = 0;
     while index < found.len() {
@@ -153,79 +197,14 @@ fn descendants_of(root: Pid) -> Vec<Pid> {
     found.into_iter().skip(1).map(Pid::from_raw).collect()
 }
 
-/// A reaper forked ahead of its command, waiting for it on a socket: forking PID 1 (copying
-/// its page tables, then faulting in what the child touches) costs more than the shell's own
-/// start, so it happens between commands rather than on each command's critical path.
-struct Spare {
-    pid: Pid,
-    channel: UnixStream,
-}
-
-impl Spare {
-    /// Forks a spare reaper; `None` if that fails (the next command forks its own).
-    fn fork(control: &UnixStream) -> Option<Self> {
-        let (parent_end, child_end) = UnixStream::pair().ok()?;
-        // SAFETY: PID 1 is single-threaded.
-        match unsafe { fork() } {
-            Ok(ForkResult::Child) => {
-                drop(parent_end);
-                // SAFETY: the control socket belongs to PID 1; this process never uses it.
-                unsafe { libc::close(control.as_raw_fd()) };
-                become_reaper();
-                warm_up();
-                match protocol::receive::<RunRequest>(&child_end) {
-                    Ok(Some((request, fds))) => match (Prepared::new(&request), take_pipes(fds)) {
-                        (Ok(program), Ok([stdout, stderr, status])) => {
-                            run_command(&program, stdout, stderr, status)
-                        }
-                        _ => std::process::exit(1),
-                    },
-                    _ => std::process::exit(0),
-                }
-            }
-            Ok(ForkResult::Parent { child }) => Some(Self {
-                pid: child,
-                channel: parent_end,
-            }),
-            Err(_) => None,
-        }
-    }
-}
-
-/// Touches, ahead of the command, the memory a reaper uses to start one (a fork's pages are
-/// copied on first write), by preparing a command like the ones it will get.
-fn warm_up() {
-    let request = RunRequest {
-        id: 0,
-        command: "true".repeat(64),
-        env: (0..16)
-            .map(|index| (format!("VARIABLE_{index}"), "value".repeat(16)))
-            .collect(),
-        workdir: "/testbed".into(),
-        file_size_limit: None,
-        max_processes: None,
-        address_space_limit: None,
-    };
-    if let Ok(json) = serde_json::to_vec(&request)
-        && let Ok(request) = serde_json::from_slice::<RunRequest>(&json)
-    {
-        drop(Prepared::new(&request));
-    }
-}
-
 /// The three pipe ends a run request carries: stdout, stderr and status.
 fn take_pipes(fds: Vec<OwnedFd>) -> Result<[OwnedFd; 3], String> {
     fds.try_into()
         .map_err(|_| "a run request must carry exactly three descriptors".to_owned())
 }
 
-/// Starts one command: hands it to the spare reaper, or forks a reaper when there is none.
-fn start(
-    request: &RunRequest,
-    fds: Vec<OwnedFd>,
-    running: &mut HashMap<u64, Pid>,
-    spare: Option<Spare>,
-) -> Reply {
+/// Starts one command's shell and watches it.
+fn start(request: &RunRequest, fds: Vec<OwnedFd>, running: &mut HashMap<u64, Running>) -> Reply {
     let [stdout, stderr, status] = match take_pipes(fds) {
         Ok(fds) => fds,
         Err(message) => return Reply::Error { message },
@@ -234,28 +213,30 @@ fn start(
         Ok(program) => program,
         Err(message) => return Reply::Error { message },
     };
-    if let Some(spare) = spare {
-        let fds = protocol::raw_fds(&[stdout.as_fd(), stderr.as_fd(), status.as_fd()]);
-        if protocol::send(&spare.channel, request, &fds).is_ok() {
-            running.insert(request.id, spare.pid);
-            return Reply::Started { id: request.id };
-        }
-        let _ = kill(spare.pid, Signal::SIGKILL);
+    let pid = match spawn_shell(&program, &stdout, &stderr) {
+        Ok(pid) => pid,
+        Err(message) => return Reply::Error { message },
+    };
+    // SAFETY: pidfd_open takes a process id and flags; the shell is our unreaped child.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid.as_raw(), 0) };
+    if pidfd < 0 {
+        let error = nix::errno::Errno::last();
+        kill_tree(pid);
+        return Reply::Error {
+            message: format!("cannot watch the command: {error}"),
+        };
     }
-    // SAFETY: PID 1 is single-threaded.
-    match unsafe { fork() } {
-        Err(error) => Reply::Error {
-            message: format!("cannot start command: {error}"),
+    // SAFETY: pidfd_open returned a new descriptor that nothing else owns.
+    let pidfd = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(pidfd as i32) };
+    running.insert(
+        request.id,
+        Running {
+            pid,
+            pidfd,
+            status: std::fs::File::from(status),
         },
-        Ok(ForkResult::Child) => {
-            become_reaper();
-            run_command(&program, stdout, stderr, status)
-        }
-        Ok(ForkResult::Parent { child }) => {
-            running.insert(request.id, child);
-            Reply::Started { id: request.id }
-        }
-    }
+    );
+    Reply::Started { id: request.id }
 }
 
 /// A command made ready for `execve` before forking.
@@ -308,110 +289,124 @@ impl Prepared {
     }
 }
 
-/// Makes this process a command's subreaper: orphans of the command are re-parented to it.
-fn become_reaper() {
-    let _ = prctl::set_child_subreaper(true);
-    let _ = prctl::set_name(c"swerve-reaper");
+/// What the cloned child needs, all prepared before the clone: it shares PID 1's memory
+/// until it calls `execve`, so it may only make system calls.
+struct ChildArgs {
+    argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+    workdir: *const libc::c_char,
+    null: libc::c_int,
+    stdout: libc::c_int,
+    stderr: libc::c_int,
+    limits: Vec<(libc::__rlimit_resource_t, libc::rlimit)>,
+    cannot_enter: Vec<u8>,
+    cannot_run: &'static [u8],
 }
 
-/// One command's subreaper: runs the shell, reports its status, reaps until alone, exits.
-fn run_command(program: &Prepared, stdout: OwnedFd, stderr: OwnedFd, status: OwnedFd) -> ! {
-    // The limits are the reaper's own, inherited by the shell: the reaper forks nothing else
-    // and writes four bytes.
-    if let Some(bytes) = program.file_size_limit {
-        let _ = setrlimit(Resource::RLIMIT_FSIZE, bytes, bytes);
-    }
-    if let Some(count) = program.max_processes {
-        let _ = setrlimit(Resource::RLIMIT_NPROC, count, count);
-    }
-    if let Some(bytes) = program.address_space_limit {
-        let _ = setrlimit(Resource::RLIMIT_AS, bytes, bytes);
-    }
-    let _ = setrlimit(Resource::RLIMIT_CORE, 0, 0);
-    let shell = match spawn_shell(program, &stdout, &stderr) {
-        Ok(shell) => shell,
-        Err(message) => {
-            let _ = std::fs::File::from(stderr)
-                .write_all(format!("swerve sandbox: {message}\n").as_bytes());
-            let _ = std::fs::File::from(status).write_all(&(127i32 << 8).to_le_bytes());
-            std::process::exit(0);
+/// The cloned child: becomes a subreaper in a new session, takes its standard streams and
+/// limits, enters the working directory and executes the shell; exits 127 if it cannot.
+extern "C" fn exec_shell(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` points at the `ChildArgs` of `spawn_shell`, alive until this child calls
+    // execve or exits (the parent is suspended until then); only system calls are made.
+    unsafe {
+        let args = &*(arg as *const ChildArgs);
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        libc::setsid();
+        libc::dup2(args.null, 0);
+        libc::dup2(args.stdout, 1);
+        libc::dup2(args.stderr, 2);
+        for (resource, limit) in &args.limits {
+            libc::setrlimit(*resource, limit);
         }
-    };
-    drop(stdout);
-    drop(stderr);
-    let mut status = std::fs::File::from(status);
-    loop {
-        match waitpid(None, None) {
-            Ok(ended) if ended.pid() == Some(shell) => {
-                let raw = match ended {
-                    WaitStatus::Exited(_, code) => code << 8,
-                    WaitStatus::Signaled(_, signal, _) => signal as i32,
-                    _ => continue,
-                };
-                let _ = status.write_all(&raw.to_le_bytes());
-            }
-            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
-            Err(_) => std::process::exit(0),
+        if libc::chdir(args.workdir) != 0 {
+            libc::write(
+                2,
+                args.cannot_enter.as_ptr().cast(),
+                args.cannot_enter.len(),
+            );
+            libc::_exit(127);
         }
+        libc::execve(args.argv[0], args.argv.as_ptr(), args.envp.as_ptr());
+        libc::write(2, args.cannot_run.as_ptr().cast(), args.cannot_run.len());
+        libc::_exit(127)
     }
 }
 
-/// Starts `/bin/sh -c COMMAND` in a new session, in the working directory, with standard
-/// input on `/dev/null` and output on the command's pipes. `posix_spawn` (a `vfork`, not a
-/// copy of this process's memory) keeps the start of every command cheap.
+/// Starts `/bin/sh -c COMMAND` (see [`exec_shell`]) with a clone that shares PID 1's memory
+/// and suspends PID 1 until the child executes (`CLONE_VM | CLONE_VFORK`, as `posix_spawn`
+/// does): no copy of PID 1's page tables, so starting a command costs little more than the
+/// shell's own start.
 fn spawn_shell(program: &Prepared, stdout: &OwnedFd, stderr: &OwnedFd) -> Result<Pid, String> {
     use std::os::fd::AsRawFd;
     let null = std::fs::File::open("/dev/null")
         .map_err(|error| format!("cannot open /dev/null: {error}"))?;
-    let mut argv: Vec<*mut libc::c_char> = program
-        .argv
-        .iter()
-        .map(|arg| arg.as_ptr().cast_mut())
-        .collect();
-    argv.push(std::ptr::null_mut());
-    let mut envp: Vec<*mut libc::c_char> = program
-        .envp
-        .iter()
-        .map(|var| var.as_ptr().cast_mut())
-        .collect();
-    envp.push(std::ptr::null_mut());
-    // SAFETY: the action and attribute objects are initialised before use and destroyed
-    // after; every pointer passed (argv, envp, the working directory) lives in `program`, and
-    // the argument and environment arrays are NULL-terminated.
-    unsafe {
-        let mut actions: libc::posix_spawn_file_actions_t = std::mem::zeroed();
-        let mut attributes: libc::posix_spawnattr_t = std::mem::zeroed();
-        libc::posix_spawn_file_actions_init(&mut actions);
-        libc::posix_spawnattr_init(&mut attributes);
-        libc::posix_spawn_file_actions_adddup2(&mut actions, null.as_raw_fd(), 0);
-        libc::posix_spawn_file_actions_adddup2(&mut actions, stdout.as_raw_fd(), 1);
-        libc::posix_spawn_file_actions_adddup2(&mut actions, stderr.as_raw_fd(), 2);
-        libc::posix_spawn_file_actions_addchdir_np(&mut actions, program.workdir.as_ptr());
-        libc::posix_spawnattr_setflags(&mut attributes, libc::POSIX_SPAWN_SETSID);
-        let mut pid: libc::pid_t = 0;
-        let result = libc::posix_spawn(
-            &mut pid,
-            argv[0],
-            &actions,
-            &attributes,
-            argv.as_ptr(),
-            envp.as_ptr(),
-        );
-        libc::posix_spawn_file_actions_destroy(&mut actions);
-        libc::posix_spawnattr_destroy(&mut attributes);
-        match result {
-            0 => Ok(Pid::from_raw(pid)),
-            libc::ENOENT | libc::ENOTDIR => Err(format!(
-                "cannot enter working directory {} or run /bin/sh: {}",
-                program.workdir.to_string_lossy(),
-                nix::errno::Errno::from_raw(result)
-            )),
-            error => Err(format!(
-                "cannot run /bin/sh: {}",
-                nix::errno::Errno::from_raw(error)
-            )),
+    let mut limits = vec![(
+        libc::RLIMIT_CORE,
+        libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        },
+    )];
+    for (resource, value) in [
+        (libc::RLIMIT_FSIZE, program.file_size_limit),
+        (libc::RLIMIT_NPROC, program.max_processes),
+        (libc::RLIMIT_AS, program.address_space_limit),
+    ] {
+        if let Some(value) = value {
+            limits.push((
+                resource,
+                libc::rlimit {
+                    rlim_cur: value,
+                    rlim_max: value,
+                },
+            ));
         }
     }
+    let args = ChildArgs {
+        argv: program
+            .argv
+            .iter()
+            .map(|arg| arg.as_ptr())
+            .chain([std::ptr::null()])
+            .collect(),
+        envp: program
+            .envp
+            .iter()
+            .map(|var| var.as_ptr())
+            .chain([std::ptr::null()])
+            .collect(),
+        workdir: program.workdir.as_ptr(),
+        null: null.as_raw_fd(),
+        stdout: stdout.as_raw_fd(),
+        stderr: stderr.as_raw_fd(),
+        limits,
+        cannot_enter: format!(
+            "swerve sandbox: cannot enter working directory {}\n",
+            program.workdir.to_string_lossy()
+        )
+        .into_bytes(),
+        cannot_run: b"swerve sandbox: cannot run /bin/sh\n",
+    };
+    // The child's stack: it runs a handful of system calls before execve.
+    let mut stack = vec![0u8; 64 * 1024];
+    let top = (stack.as_mut_ptr() as usize + stack.len()) & !15;
+    // SAFETY: `exec_shell` only makes system calls; `args` and `stack` outlive the child's use
+    // of them because CLONE_VFORK suspends this process until the child executes or exits.
+    let pid = unsafe {
+        libc::clone(
+            exec_shell,
+            top as *mut libc::c_void,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            &args as *const ChildArgs as *mut libc::c_void,
+        )
+    };
+    if pid < 0 {
+        return Err(format!(
+            "cannot start command: {}",
+            nix::errno::Errno::last()
+        ));
+    }
+    Ok(Pid::from_raw(pid))
 }
 
 /// Sets the `lo` interface up in a fresh network namespace, so loopback servers inside work.
