@@ -46,6 +46,7 @@ const PRESETS: &[Preset] = presets![
     "native",
     "hermes",
     "long",
+    "swe-agent",
     "rl-stage1",
     "rl-stage2" over "rl-stage1",
     "agile" over "agile-upstream",
