@@ -956,6 +956,50 @@ pub struct DataWorldArgs {
     /// Seed of the subsampling.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Reverse-reasoning CoT targets (`<think>…</think>` then the answer), written by the
+    /// teacher from each sample's real outcome and filtered by a leak check and the judge
+    /// (SWE-World §4.2.2); resumes into --out.
+    #[arg(long)]
+    pub reasoning: bool,
+    /// The teacher: a served model's name [world.cot.teacher.name].
+    #[arg(long, value_name = "MODEL")]
+    pub teacher: Option<String>,
+    /// Base URL of the teacher's OpenAI-compatible server [world.cot.teacher.base_url].
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The judge that filters the CoT [world.cot.judge.name].
+    #[arg(long, value_name = "MODEL")]
+    pub judge: Option<String>,
+    /// Base URL of the judge's server (default: the teacher's) [world.cot.judge.base_url].
+    #[arg(long, value_name = "URL")]
+    pub judge_url: Option<String>,
+    /// Where rejected samples go, with the reasons (default: OUT with `.rejected.jsonl`).
+    #[arg(long, value_name = "FILE")]
+    pub rejected: Option<PathBuf>,
+}
+
+impl DataWorldArgs {
+    /// The options given, as dotted configuration assignments.
+    pub fn assignments(&self) -> Vec<(String, String)> {
+        given([
+            (
+                "world.cot.teacher.name",
+                self.teacher.as_deref().map(toml_string),
+            ),
+            (
+                "world.cot.teacher.base_url",
+                self.base_url.as_deref().map(toml_string),
+            ),
+            (
+                "world.cot.judge.name",
+                self.judge.as_deref().map(toml_string),
+            ),
+            (
+                "world.cot.judge.base_url",
+                self.judge_url.as_deref().map(toml_string),
+            ),
+        ])
+    }
 }
 
 /// Which world-model samples.

@@ -63,6 +63,7 @@ const RESULT_KEYS: &[&str] = &[
     "world.analysis",
     "world.router",
     "world.context",
+    "world.prompts",
     "world.swt",
     "world.swr",
     "edit.commands",
