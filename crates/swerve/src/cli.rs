@@ -741,6 +741,50 @@ pub enum EditBenchCommand {
     /// recall, precision, F1 and context reduction against the lines each change touches;
     /// viewers.jsonl and viewers-summary.json.
     Viewers(EditBenchViewersArgs),
+    /// Export instances as the editor's RL prompts (system and user messages, the target
+    /// for the normalized-match reward), for GRPO trainers (SWE-Edit §3.2).
+    Export(EditBenchExportArgs),
+    /// SWE-Edit's normalized-match reward of editor replies: one JSON line per response
+    /// ({"instance_id", "response"}), against the instances' targets.
+    Reward(EditBenchRewardArgs),
+}
+
+/// `swerve edit-bench export`.
+#[derive(Debug, Args)]
+pub struct EditBenchExportArgs {
+    /// The instance file (JSON lines, as `build` writes it).
+    #[arg(long, value_name = "FILE")]
+    pub instances: PathBuf,
+    /// What to write: `rl`, the editor's prompts with their targets.
+    #[arg(long, value_name = "FORMAT", default_value = "rl")]
+    pub format: String,
+    /// The file to write (JSON lines; `.parquet` for Parquet).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// The editor's format policy the prompts offer: adaptive, find-replace or rewrite
+    /// [edit.format].
+    #[arg(long, value_name = "POLICY")]
+    pub edit_format: Option<String>,
+    /// Only the instances of this split (`metadata.split`, as `build --split` writes it).
+    #[arg(long, value_name = "NAME")]
+    pub split: Option<String>,
+}
+
+/// `swerve edit-bench reward`.
+#[derive(Debug, Args)]
+pub struct EditBenchRewardArgs {
+    /// The instance file.
+    #[arg(long, value_name = "FILE")]
+    pub instances: PathBuf,
+    /// The responses: JSON lines of {"instance_id", "response"}.
+    #[arg(long, value_name = "FILE")]
+    pub responses: PathBuf,
+    /// Where the rewards go (JSON lines); standard output when not given.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// The editor's format policy: adaptive, find-replace or rewrite [edit.format].
+    #[arg(long, value_name = "POLICY")]
+    pub edit_format: Option<String>,
 }
 
 /// `swerve edit-bench build`.
@@ -893,6 +937,8 @@ impl EditBenchCommand {
                 ("edit.embedder.name", quoted(&args.embedder)),
                 ("edit.embedder.base_url", quoted(&args.embedder_base_url)),
             ]),
+            Self::Export(args) => given([("edit.format", quoted(&args.edit_format))]),
+            Self::Reward(args) => given([("edit.format", quoted(&args.edit_format))]),
         }
     }
 }

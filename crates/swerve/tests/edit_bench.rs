@@ -262,3 +262,143 @@ fn errors_name_what_to_give() {
         "{error}"
     );
 }
+
+/// SWE-Edit's editor RL hand-off (§3.2) and its fixed-format ablation (Table 5), end to
+/// end: the RL prompts exported per instance, the loopback editor's replies to them scored
+/// by the normalized-match reward, and `edit-bench run` under `--preset edit-fixed`, whose
+/// editor may not rewrite whole files.
+#[test]
+fn rl_export_reward_and_the_fixed_format() {
+    let dir = tempfile::tempdir().unwrap();
+    repository(dir.path());
+    let (url, received) = start_answering(answer);
+    let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let data = path("data.jsonl");
+    let repo = path("client");
+    edit_bench(
+        dir.path(),
+        &[
+            "build",
+            "--repo",
+            &repo,
+            "--out",
+            &data,
+            "--writer",
+            "writer-model",
+            "--writer-base-url",
+            &url,
+        ],
+    );
+
+    // The RL prompts: the editor's system and user messages, the target as the label.
+    let rl = path("rl.jsonl");
+    let printed = edit_bench(
+        dir.path(),
+        &[
+            "export",
+            "--instances",
+            &data,
+            "--format",
+            "rl",
+            "--out",
+            &rl,
+        ],
+    );
+    assert!(
+        printed.contains("3 RL prompts (adaptive format)"),
+        "{printed}"
+    );
+    let rows = trajectory_lines(Path::new(&rl));
+    let instances = trajectory_lines(Path::new(&data));
+    assert_eq!(rows.len(), 3);
+    for (row, instance) in rows.iter().zip(&instances) {
+        assert_eq!(row["label"], instance["target"]);
+        assert_eq!(row["reward"]["kind"], "normalized_match");
+        let system = row["prompt"][0]["content"].as_str().unwrap();
+        assert!(system.contains("To rewrite the whole file"), "{system}");
+        let user = row["prompt"][1]["content"].as_str().unwrap();
+        assert!(
+            user.ends_with("Answer with the SEARCH/REPLACE blocks that carry out the instruction.")
+        );
+    }
+    // The editor answers each prompt as it would in training.
+    let responses = path("responses.jsonl");
+    let lines: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            let request = Received {
+                session: String::new(),
+                path: "/v1/chat/completions".into(),
+                body: serde_json::json!({"messages": row["prompt"]}),
+            };
+            serde_json::json!({"instance_id": row["instance_id"], "response": answer(&request)})
+                .to_string()
+        })
+        .collect();
+    std::fs::write(&responses, lines.join("\n") + "\n").unwrap();
+    let reward = |extra: &[&str]| -> Vec<Value> {
+        let mut args = vec!["reward", "--instances", &data, "--responses", &responses];
+        args.extend_from_slice(extra);
+        edit_bench(dir.path(), &args)
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    };
+    // Greet loudly (a rewrite equal to the target), Retry three times (a SEARCH that does
+    // not match), Use the new API host (SWE-Edit's normalization cuts the comment-like
+    // `//` of the URL, so it matches).
+    let rewards = reward(&[]);
+    let values: Vec<f64> = rewards
+        .iter()
+        .map(|r| r["reward"].as_f64().unwrap())
+        .collect();
+    assert_eq!(values, [1.0, 0.0, 1.0]);
+    assert_eq!(rewards[1]["status"], "match_failure");
+    assert_eq!(rewards[0]["mode"], "rewrite");
+    let fixed = reward(&["--edit-format", "find-replace"]);
+    assert_eq!(fixed[0]["reward"], 0.0);
+    assert_eq!(fixed[0]["status"], "format_error");
+
+    // The ablation preset: the editor's prompt forbids rewrites, and the rewrite it
+    // writes anyway is a format error.
+    let out = dir.path().join("fixed");
+    let before = received.lock().unwrap().len();
+    let (_, summary) = run(dir.path(), &data, &out, &url, &["--preset", "edit-fixed"]);
+    assert_eq!(rate(&summary, "format_success"), (2, 3));
+    assert_eq!(rate(&summary, "whole_file_rewrite"), (0, 2));
+    let results = trajectory_lines(&out.join("results.jsonl"));
+    assert_eq!(results[0]["status"], "format_error");
+    assert!(
+        results[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("ERROR: Full rewrite mode (empty SEARCH) is not allowed")
+    );
+    let requests = received.lock().unwrap()[before..].to_vec();
+    assert_eq!(requests.len(), 3);
+    for request in requests {
+        let system = request.body["messages"][0]["content"].as_str().unwrap();
+        assert!(system.contains("SEARCH is never empty"), "{system}");
+    }
+    // An unknown response id names the file, line and id.
+    std::fs::write(
+        &responses,
+        "{\"instance_id\": \"nope\", \"response\": \"\"}\n",
+    )
+    .unwrap();
+    let error = failed(&swerve(
+        dir.path(),
+        &[
+            "edit-bench",
+            "reward",
+            "--instances",
+            &data,
+            "--responses",
+            &responses,
+        ],
+    ));
+    assert!(
+        error.contains("responses.jsonl:1: instance_id \"nope\" is not in"),
+        "{error}"
+    );
+}

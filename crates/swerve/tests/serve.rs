@@ -621,3 +621,43 @@ fn a_resolved_rollout_carries_the_compression_bonus() {
     assert!((bonus - 0.2 * rate.min(0.55)).abs() < 1e-12, "{bonus}");
     assert_nothing_left(cache.path(), &serve);
 }
+
+/// SWE-Edit's normalized-match reward as a service endpoint for editor RL (§3.2): one reward
+/// per reply; the format policy from the request, else the service's `edit.format`.
+#[test]
+fn the_edit_reward_endpoint_scores_editor_replies() {
+    let cache = tempfile::tempdir().unwrap();
+    let serve = Serve::start(
+        cache.path(),
+        &cache.path().join("serve"),
+        &["edit.format=\"find-replace\""],
+    );
+    let original = "def f(x):\n    return x * 2\n";
+    let target = "def f(x):\n    return x * 3\n";
+    let targeted =
+        "<<<<<<< SEARCH\n    return x * 2\n=======\n    return x * 3  # tripled\n>>>>>>> REPLACE\n";
+    let rewrite = format!("<<<<<<< SEARCH\n=======\n{target}>>>>>>> REPLACE\n");
+    let body = json!({
+        "original": original,
+        "target": target,
+        "responses": [targeted, rewrite, "no blocks here"],
+    });
+    let answer = serve.call("POST", "/v1/edit/reward", Some(&body));
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(answer.body["format"], "find-replace");
+    assert_eq!(answer.body["rewards"], json!([1.0, 0.0, 0.0]));
+    assert_eq!(answer.body["details"][1]["status"], "format_error");
+    let mut adaptive = body.clone();
+    adaptive["format"] = json!("adaptive");
+    let answer = serve.call("POST", "/v1/edit/reward", Some(&adaptive));
+    assert_eq!(answer.body["rewards"], json!([1.0, 1.0, 0.0]));
+    let mut bad = body;
+    bad["responses"] = json!([]);
+    let answer = serve.call("POST", "/v1/edit/reward", Some(&bad));
+    assert_eq!(answer.status, 400);
+    assert!(
+        answer.error_message().contains("at least one reply"),
+        "{}",
+        answer.body
+    );
+}

@@ -55,6 +55,7 @@ const PRESETS: &[Preset] = presets![
     "edit-viewer",
     "edit-editor",
     "edit-full",
+    "edit-fixed" over "edit-full",
 ];
 
 /// Every built-in preset.

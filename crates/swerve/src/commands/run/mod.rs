@@ -68,6 +68,7 @@ const RESULT_KEYS: &[&str] = &[
     "world.swr",
     "edit.commands",
     "edit.matching",
+    "edit.format",
     "edit.viewer.name",
     "edit.viewer.sampling",
     "edit.editor.name",
