@@ -790,9 +790,25 @@ pub struct EditBenchRewardArgs {
 /// `swerve edit-bench build`.
 #[derive(Debug, Args)]
 pub struct EditBenchBuildArgs {
-    /// The git repository (a work tree or a bare repository).
-    #[arg(long, value_name = "DIR")]
-    pub repo: PathBuf,
+    /// The git repositories (work trees or bare repositories); give --repo once per
+    /// repository.
+    #[arg(long, value_name = "DIR", required = true)]
+    pub repo: Vec<PathBuf>,
+    /// What one change is: a commit changing one file, or a pull request (merge commits on
+    /// the first-parent history and refs/pull/N/head refs; each modified file an instance).
+    #[arg(long, value_enum, default_value_t = MineUnitArg::Commit)]
+    pub by: MineUnitArg,
+    /// Split the instances by PR (or commit), e.g. train=2800,val=200,test=500 or
+    /// train=0.8,val=0.05,test=0.15; written to metadata.split.
+    #[arg(long, value_name = "NAME=WEIGHT,...")]
+    pub split: Option<String>,
+    /// Seed of the split's order.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Drop instances overlapping these tasks (a SWE-bench task file): the same repository,
+    /// or a code line a task's patches change; the dropped ones go to OUT.dropped.jsonl.
+    #[arg(long, value_name = "TASKS")]
+    pub decontaminate: Option<PathBuf>,
     /// The instance file to write (JSON lines).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
@@ -821,6 +837,13 @@ pub struct EditBenchBuildArgs {
     /// Writer calls at once.
     #[arg(long, default_value_t = 8, value_name = "N")]
     pub concurrency: usize,
+}
+
+/// What `edit-bench build` mines per change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MineUnitArg {
+    Commit,
+    Pr,
 }
 
 /// `swerve edit-bench run`.

@@ -14,7 +14,8 @@ use anyhow::{Context, Result, bail};
 use swerve_core::atomic::write_json_atomically;
 use swerve_edit::bench::writer::write_instructions;
 use swerve_edit::bench::{
-    MineOptions, Rate, RunOptions, Summary, mine, read_instances, run_and_summarize, write_jsonl,
+    Decontaminator, MineOptions, MineUnit, Rate, RunOptions, Summary, mine, parse_splits,
+    read_instances, run_and_summarize, split_by_pr, write_jsonl,
 };
 use swerve_llm::{HttpModelConfig, Model};
 
@@ -34,7 +35,7 @@ pub fn run(config: &Config, command: EditBenchCommand) -> Result<ExitCode> {
 fn build(config: &Config, args: EditBenchBuildArgs) -> Result<ExitCode> {
     let defaults = MineOptions::default();
     let options = MineOptions {
-        rev: args.rev,
+        rev: args.rev.clone(),
         max_instances: args.max_instances,
         max_file_lines: args.max_file_lines,
         max_changed_lines: args.max_changed_lines,
@@ -46,9 +47,41 @@ fn build(config: &Config, args: EditBenchBuildArgs) -> Result<ExitCode> {
                 .map(|ext| ext.trim_start_matches('.').to_ascii_lowercase())
                 .collect(),
         },
+        unit: match args.by {
+            crate::cli::MineUnitArg::Commit => MineUnit::Commit,
+            crate::cli::MineUnitArg::Pr => MineUnit::Pr,
+        },
+    };
+    let splits = args
+        .split
+        .as_deref()
+        .map(parse_splits)
+        .transpose()
+        .map_err(|error| anyhow::anyhow!("--split {error}"))?;
+    let decontaminator = match &args.decontaminate {
+        Some(file) => Some(Decontaminator::new(&crate::open::tasks(file)?)),
+        None => None,
     };
     let writer = side_model(config.edit.writer.as_ref(), "writer", config)?;
-    let mut instances = mine(&args.repo, &options)?;
+    let mut instances = Vec::new();
+    for repo in &args.repo {
+        let mined = mine(repo, &options)?;
+        eprintln!("{}: {} instances", repo.display(), mined.len());
+        instances.extend(mined);
+    }
+    let mut dropped = Vec::new();
+    if let Some(filter) = &decontaminator {
+        instances.retain(|instance| match filter.reason(instance) {
+            Some(reason) => {
+                dropped.push(serde_json::json!({
+                    "instance_id": instance.instance_id,
+                    "reason": reason,
+                }));
+                false
+            }
+            None => true,
+        });
+    }
     if let Some(writer) = &writer {
         eprintln!(
             "writing {} instructions with {}",
@@ -61,15 +94,23 @@ fn build(config: &Config, args: EditBenchBuildArgs) -> Result<ExitCode> {
             args.concurrency,
         ));
     }
+    let split_counts = splits
+        .as_ref()
+        .map(|splits| split_by_pr(&mut instances, splits, args.seed));
     write_jsonl(&args.out, &instances)?;
     let failed = instances
         .iter()
         .filter(|instance| instance.metadata.contains_key("writer_error"))
         .count();
+    let repos: Vec<String> = args
+        .repo
+        .iter()
+        .map(|repo| repo.display().to_string())
+        .collect();
     eprintln!(
         "{} instances from {} written to {}{}",
         instances.len(),
-        args.repo.display(),
+        repos.join(", "),
         args.out.display(),
         match failed {
             0 => String::new(),
@@ -78,6 +119,37 @@ fn build(config: &Config, args: EditBenchBuildArgs) -> Result<ExitCode> {
             ),
         }
     );
+    if let Some(counts) = split_counts {
+        let per_split: Vec<String> = counts
+            .iter()
+            .map(|(name, groups)| {
+                let count = instances
+                    .iter()
+                    .filter(|instance| {
+                        instance.metadata.get("split").and_then(|v| v.as_str()) == Some(name)
+                    })
+                    .count();
+                format!("{name} {count} instances ({groups} PRs)")
+            })
+            .collect();
+        eprintln!("split by PR: {}", per_split.join(", "));
+    }
+    if args.decontaminate.is_some() {
+        let name = args
+            .out
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let stem = name.strip_suffix(".jsonl").unwrap_or(&name);
+        let path = args.out.with_file_name(format!("{stem}.dropped.jsonl"));
+        let text: String = dropped.iter().map(|row| format!("{row}\n")).collect();
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!(
+            "decontamination: {} instances dropped (reasons in {})",
+            dropped.len(),
+            path.display()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
