@@ -361,3 +361,80 @@ fn unknown_and_broken_inputs_are_errors() {
     let missing = detect_and_import(dir.path().join("missing.jsonl")).unwrap_err();
     assert!(matches!(missing.kind(), TrajectoryErrorKind::Read(_)));
 }
+
+/// SWE-Dev's RFT lines (SWE-AGILE's SFT source, §3.1): OpenHands CodeAct conversations with
+/// `<function=…>` calls in the text and `EXECUTION RESULT of [NAME]:` observations.
+#[test]
+fn swe_dev_lines() {
+    let name = "swe-dev.rft.jsonl";
+    let source = source(name);
+    assert_eq!(detect(&source), Some(Format::SweDev));
+    let trajectories = detect_and_import(fixture(name)).unwrap();
+    assert_eq!(trajectories.len(), 2);
+
+    let solved = &trajectories[0];
+    assert_eq!(
+        solved.header.id,
+        "swe-dev/marshmallow-code__marshmallow-1359_2"
+    );
+    assert_eq!(
+        solved.header.instance_id,
+        "marshmallow-code__marshmallow-1359"
+    );
+    assert_eq!(solved.header.extra["imported_from"]["format"], "swe-dev");
+    assert_eq!(solved.header.extra["model"], "claude-3-5-sonnet");
+    assert_eq!(solved.header.prompt.len(), 2);
+    assert_eq!(solved.header.prompt[0].role, Role::System);
+    assert_eq!(solved.steps.len(), 3);
+    let edit = solved.steps[1].tool_call.as_ref().unwrap();
+    assert_eq!(edit.name, "str_replace_editor");
+    assert_eq!(edit.text_arg("command").as_deref(), Some("str_replace"));
+    assert_eq!(
+        edit.text_arg("new_str").as_deref(),
+        Some("precision = 'microseconds'")
+    );
+    assert!(
+        solved.steps[0]
+            .observation
+            .as_deref()
+            .unwrap()
+            .starts_with("EXECUTION RESULT of [execute_bash]:\n__init__.py")
+    );
+    // Each request is every message before its reply.
+    assert_eq!(solved.messages_sent(2).unwrap().len(), 6);
+    let outcome = solved.outcome.as_ref().unwrap();
+    assert_eq!(outcome.exit_reason, ExitReason::Submitted);
+    assert_eq!(outcome.patch, source["patch"].as_str().unwrap());
+    assert_eq!(outcome.reward, Some(1.0));
+    assert_eq!(outcome.eval_report.as_ref().unwrap()["resolved"], true);
+    assert_round_trips(solved);
+
+    let unfinished = &trajectories[1];
+    assert_eq!(
+        unfinished.header.id,
+        "swe-dev/marshmallow-code__marshmallow-1359"
+    );
+    assert_eq!(unfinished.steps.len(), 2);
+    assert_eq!(
+        unfinished.steps[1].format_error.as_deref(),
+        Some("no <function=…> call")
+    );
+    let outcome = unfinished.outcome.as_ref().unwrap();
+    assert_eq!(outcome.exit_reason, ExitReason::Error);
+    assert_round_trips(unfinished);
+}
+
+#[test]
+fn swe_dev_line_without_an_id_names_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.jsonl");
+    fs::write(
+        &path,
+        "{\"traj_id\": \"a_1\", \"messages\": []}\n{\"messages\": [], \"traj_id\": 7}\n",
+    )
+    .unwrap();
+    let error = detect_and_import(&path).unwrap_err().to_string();
+    assert!(error.contains("bad.jsonl"), "{error}");
+    assert!(error.contains("line 2"), "{error}");
+    assert!(error.contains("traj_id"), "{error}");
+}

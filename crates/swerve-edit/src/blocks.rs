@@ -120,6 +120,11 @@ pub enum ApplyError {
         /// Whether `did_you_mean` was on.
         explain: bool,
     },
+    /// The reply's format is one the editor's format policy does not allow.
+    FormatNotAllowed {
+        /// The policy.
+        format: crate::format::EditFormat,
+    },
     /// A SEARCH matches more than once.
     Ambiguous {
         /// The block's number, from 1.
@@ -135,7 +140,10 @@ impl ApplyError {
     /// True for a reply that is not well-formed (no block, or a rewrite that is not alone),
     /// false for well-formed blocks that do not match.
     pub fn is_format_error(&self) -> bool {
-        matches!(self, Self::NoBlocks { .. } | Self::RewriteNotAlone)
+        matches!(
+            self,
+            Self::NoBlocks { .. } | Self::RewriteNotAlone | Self::FormatNotAllowed { .. }
+        )
     }
 
     /// The text shown: SWE-Edit's, followed by the "did you mean" note when one applies.
@@ -144,6 +152,10 @@ impl ApplyError {
             Self::NoBlocks { output } => format!(
                 "ERROR: LLM did not produce valid search-replace blocks. LLM output was:\n{output}"
             ),
+            Self::FormatNotAllowed { format } => match format {
+                crate::format::EditFormat::FindReplace => "ERROR: Full rewrite mode (empty SEARCH) is not allowed: change the file with SEARCH/REPLACE blocks whose SEARCH is copied from it.".to_owned(),
+                _ => "ERROR: Only a full rewrite is allowed: answer with exactly one block whose SEARCH part is empty and whose REPLACE part is the whole new file.".to_owned(),
+            },
             Self::RewriteNotAlone => {
                 "ERROR: Full rewrite mode (empty SEARCH) requires exactly one SEARCH/REPLACE block."
                     .to_owned()

@@ -52,6 +52,10 @@ pub struct EditConfig {
     pub embedder: Option<HttpModelConfig>,
     /// The matching aids beyond SWE-Edit (both off by default).
     pub matching: MatchOptions,
+    /// The editor's format policy: `adaptive` (SWE-Edit), `find-replace` or `rewrite`
+    /// (the fixed formats of its ablation, Table 5). Saved only when not adaptive.
+    #[serde(skip_serializing_if = "crate::format::EditFormat::is_adaptive")]
+    pub format: crate::format::EditFormat,
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@
 //! - [`subagent`]: [`view`] and [`edit`], one subagent model call each, recorded as a
 //!   [`swerve_core::trajectory::SubTrajectory`];
 //! - [`tool`]: the [`LlmEditor`] tool and its schema;
+//! - [`format`]: the editor's format policy (adaptive, find-replace, rewrite);
+//! - [`reward`]: SWE-Edit's normalized-match reward for editor RL, and the RL prompts;
 //! - [`bench`](mod@bench): PR-Edit instances mined from a git history, the benchmark run,
 //!   and the viewer baselines (BM25 and embedding retrieval against the LLM viewer);
 //! - [`config`]: the `[edit]` configuration section (subagent models, commands offered,
@@ -23,18 +25,22 @@ pub mod bench;
 pub mod blocks;
 pub mod config;
 pub mod diff;
+pub mod format;
 pub mod fuzzy;
 pub mod metrics;
 mod prompts;
 pub mod ranges;
 pub mod regions;
+pub mod reward;
 pub mod subagent;
 pub mod text;
 pub mod tool;
 
 pub use blocks::{Applied, ApplyError, MatchOptions, Mode, apply, parse_blocks};
 pub use config::EditConfig;
+pub use format::EditFormat;
 pub use metrics::{EditMetrics, EditSummary};
 pub use ranges::{LineRange, parse_ranges};
+pub use reward::{EditReward, edit_reward, rl_row};
 pub use subagent::{EditOutcome, EditStatus, SourceFile, ViewOutcome, ViewStatus, edit, view};
 pub use tool::{LLM_EDITOR, LlmEditor, LlmEditorCommand, LlmEditorResult, llm_editor_spec};

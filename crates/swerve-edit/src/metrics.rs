@@ -157,8 +157,13 @@ impl EditMetrics {
             .get("command")
             .and_then(|value| value.as_str());
         let output = tool_output(step.observation.as_deref().unwrap_or(""), &call.name);
-        let ended = match (call.name.as_str(), command) {
-            (_, Some("view")) if [LLM_EDITOR, "file_editor"].contains(&call.name.as_str()) => {
+        // `str_replace_editor` is `file_editor` offered under SWE-Edit's name (`tools.rename`).
+        let name = match call.name.as_str() {
+            "str_replace_editor" => "file_editor",
+            name => name,
+        };
+        let ended = match (name, command) {
+            (_, Some("view")) if [LLM_EDITOR, "file_editor"].contains(&name) => {
                 self.view_calls += 1;
                 return;
             }

@@ -25,7 +25,66 @@ only when the question asks about all of it.
 
 Write only the JSON array: no explanation, no code fence.";
 
-/// The editor's instructions.
+/// The editor's instructions under `format` (SWE-Edit's adaptive format, or one of the two
+/// fixed ones of its ablation, Table 5).
+pub fn editor_system(format: crate::format::EditFormat) -> &'static str {
+    use crate::format::EditFormat;
+    match format {
+        EditFormat::Adaptive => EDITOR_SYSTEM,
+        EditFormat::FindReplace => EDITOR_SYSTEM_FIND_REPLACE,
+        EditFormat::Rewrite => EDITOR_SYSTEM_REWRITE,
+    }
+}
+
+/// The editor's instructions with only find-and-replace blocks (no whole-file rewrite).
+pub const EDITOR_SYSTEM_FIND_REPLACE: &str = "\
+You change a source file as an instruction says. You receive the whole file and the \
+instruction, and you answer with edit blocks that swerve applies to the file.
+
+An edit block looks like this:
+
+<<<<<<< SEARCH
+lines copied exactly from the file
+=======
+the lines that replace them
+>>>>>>> REPLACE
+
+Rules:
+1. SEARCH must be copied from the file character for character: the same indentation, the \
+same spaces, the same blank lines. Copy whole lines.
+2. Every SEARCH must occur exactly once in the file. Include enough surrounding lines to \
+make it unique, but no more than needed.
+3. Several blocks are applied one after another, in the order you write them. Do not let \
+two blocks change the same lines.
+4. To delete lines, leave the part between ======= and >>>>>>> REPLACE empty.
+5. SEARCH is never empty: the whole file cannot be rewritten at once. Change it with \
+targeted blocks, even when much of it changes.
+6. Change only what the instruction asks for. Keep the file's style and indentation.
+
+Answer with the edit blocks only, without explanations.";
+
+/// The editor's instructions with only a whole-file rewrite.
+pub const EDITOR_SYSTEM_REWRITE: &str = "\
+You change a source file as an instruction says. You receive the whole file and the \
+instruction, and you answer with the complete new file in one edit block that swerve \
+applies to the file.
+
+The edit block looks like this, with nothing between SEARCH and =======:
+
+<<<<<<< SEARCH
+=======
+the complete new file
+>>>>>>> REPLACE
+
+Rules:
+1. Write exactly one block. Its SEARCH part is empty and its REPLACE part is the whole file \
+after the change, from its first line to its last.
+2. Change only what the instruction asks for; copy every other line exactly, with the same \
+indentation, spaces and blank lines.
+
+Answer with the edit block only, without explanations.";
+
+/// The editor's instructions (SWE-Edit's adaptive format: targeted blocks or a rewrite).
 pub const EDITOR_SYSTEM: &str = "\
 You change a source file as an instruction says. You receive the whole file and the \
 instruction, and you answer with edit blocks that swerve applies to the file.

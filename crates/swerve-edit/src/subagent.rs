@@ -11,7 +11,8 @@ use swerve_core::trajectory::{SubTrajectory, SubagentCall};
 use swerve_llm::{Message, Model, ModelRequest, Role};
 
 use crate::blocks::{ApplyError, MatchOptions, Mode, apply};
-use crate::prompts::{EDITOR_SYSTEM, VIEWER_SYSTEM, editor_message, viewer_message};
+use crate::format::EditFormat;
+use crate::prompts::{VIEWER_SYSTEM, editor_message, editor_system, viewer_message};
 use crate::ranges::{LineRange, parse_ranges, render};
 use crate::regions::changed_regions;
 use crate::text::{EditableText, after_think, split_lines};
@@ -166,19 +167,20 @@ pub async fn view(model: &dyn Model, file: SourceFile<'_>, query: &str) -> ViewO
     }
 }
 
-/// Asks the editor `model` to carry out `instruction` on `file` and applies its blocks in
-/// memory (see [`crate::blocks`]).
+/// Asks the editor `model` to carry out `instruction` on `file` under the `format` policy
+/// and applies its blocks in memory (see [`crate::blocks`]).
 pub async fn edit(
     model: &dyn Model,
     file: SourceFile<'_>,
     instruction: &str,
     options: &MatchOptions,
+    format: EditFormat,
 ) -> EditOutcome {
     let editable = EditableText::new(file.text);
     let (reply, mut subagent) = ask(
         model,
         "editor",
-        EDITOR_SYSTEM,
+        editor_system(format),
         editor_message(&editable.text, instruction),
     )
     .await;
@@ -191,7 +193,7 @@ pub async fn edit(
         fallbacks: 0,
         subagent: SubTrajectory::default(),
     };
-    match reply.map(|reply| apply(&editable.text, &reply, options)) {
+    match reply.map(|reply| apply(&editable.text, &reply, options).and_then(|a| format.check(a))) {
         Err(error) => outcome.output = error,
         Ok(Err(error)) => {
             outcome.status = EditStatus::from(&error);

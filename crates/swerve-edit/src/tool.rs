@@ -155,6 +155,7 @@ pub struct LlmEditor {
     fs: WorkspaceFs,
     tools: ToolConfig,
     matching: MatchOptions,
+    format: crate::format::EditFormat,
     commands: Vec<LlmEditorCommand>,
     viewer: Option<Arc<dyn Model>>,
     editor: Option<Arc<dyn Model>>,
@@ -185,10 +186,17 @@ impl LlmEditor {
             fs,
             tools,
             matching,
+            format: crate::format::EditFormat::Adaptive,
             commands: LlmEditorCommand::ALL.to_vec(),
             viewer,
             editor,
         }
+    }
+
+    /// Has the editor use the `format` policy.
+    pub fn with_format(mut self, format: crate::format::EditFormat) -> Self {
+        self.format = format;
+        self
     }
 
     /// Offers only `commands`; calls of the others are refused.
@@ -307,7 +315,14 @@ impl LlmEditor {
                     return LlmEditorResult::error(missing_model("editor"));
                 };
                 let file = SourceFile { path, text: &text };
-                let mut outcome = edit(editor.as_ref(), file, &instruction, &self.matching).await;
+                let mut outcome = edit(
+                    editor.as_ref(),
+                    file,
+                    &instruction,
+                    &self.matching,
+                    self.format,
+                )
+                .await;
                 if let Some(new_text) = outcome
                     .new_text
                     .as_ref()

@@ -326,6 +326,7 @@ async fn a_run_scores_each_instance_and_the_summary_adds_up() {
     let options = RunOptions {
         concurrency: 3,
         matching: MatchOptions::default(),
+        format: swerve_edit::EditFormat::Adaptive,
     };
     let mut recorded = Vec::new();
     let (results, summary) =

@@ -1,6 +1,8 @@
 //! [`ToolConfig`]: every knob of the native tools, with R2E-Gym's values as defaults
 //! except where swerve deliberately differs (each such option says so).
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// Settings shared by all tools of one [`crate::Toolbox`].
@@ -54,7 +56,32 @@ pub struct ToolConfig {
     /// only these, and a call of another one gets a refusal as its observation; an empty
     /// list takes `file_editor` out of the toolbox (SWE-Edit's ablations: `docs/edit.md`).
     pub file_editor_commands: Vec<FileEditorCommand>,
+    /// Which tools are offered: R2E-Gym's (`r2egym`, the default) or SWE-agent's
+    /// agent-computer interface (`swe_agent`: `open`, `goto`, `scroll_up`, `scroll_down`,
+    /// `create`, `search_dir`, `search_file`, `find_file`, `edit`, `submit` and any shell
+    /// command), which needs `run.format = "fenced"`.
+    pub toolset: Toolset,
+    /// Names tools are offered under instead of swerve's, e.g. `{file_editor =
+    /// "str_replace_editor", finish = "submit"}` for SWE-Edit's and SWE-World's names. The
+    /// keys are `file_editor`, `search` and `finish`; the schemas carry the new name, calls
+    /// of it run the tool and observations are labelled with it.
+    pub rename: BTreeMap<String, String>,
 }
+
+/// The tool set of a [`crate::Toolbox`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Toolset {
+    /// R2E-Gym's `file_editor`, `search`, `execute_bash` and `finish`.
+    #[default]
+    #[serde(rename = "r2egym")]
+    R2eGym,
+    /// SWE-agent's special commands and the shell, one fenced command per reply.
+    #[serde(rename = "swe_agent")]
+    SweAgent,
+}
+
+/// The tools [`ToolConfig::rename`] may rename.
+pub const RENAMABLE: [&str; 3] = ["file_editor", "search", "finish"];
 
 /// A `file_editor` command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,6 +139,8 @@ impl Default for ToolConfig {
             bash_param: "cmd".to_owned(),
             observation_lines: 40,
             file_editor_commands: FileEditorCommand::ALL.to_vec(),
+            toolset: Toolset::R2eGym,
+            rename: BTreeMap::new(),
         }
     }
 }
@@ -130,5 +159,56 @@ impl ToolConfig {
     /// Whether `file_editor` is offered at all.
     pub fn offers_file_editor(&self) -> bool {
         !self.file_editor_commands.is_empty()
+    }
+
+    /// The name the tool swerve calls `native` is offered under.
+    pub fn offered_name<'a>(&'a self, native: &'a str) -> &'a str {
+        self.rename.get(native).map_or(native, String::as_str)
+    }
+
+    /// The tool a call of `offered` runs: the renamed tool, else `offered` itself.
+    pub fn native_name<'a>(&'a self, offered: &'a str) -> &'a str {
+        self.rename
+            .iter()
+            .find(|(_, name)| name.as_str() == offered)
+            .map_or(offered, |(native, _)| native.as_str())
+    }
+
+    /// Checks [`ToolConfig::rename`]: known tools, plain new names, no two tools under one
+    /// name. The error names the key (`tools.rename.KEY`).
+    pub fn validate(&self) -> Result<(), String> {
+        let mut offered: Vec<&str> = ["file_editor", "search", "execute_bash", "finish"]
+            .into_iter()
+            .filter(|native| !self.rename.contains_key(*native))
+            .collect();
+        for (native, name) in &self.rename {
+            if !RENAMABLE.contains(&native.as_str()) {
+                return Err(format!(
+                    "tools.rename.{native}: only {} can be renamed",
+                    RENAMABLE.join(", ")
+                ));
+            }
+            let plain = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+            if !plain {
+                return Err(format!(
+                    "tools.rename.{native}: {name:?} is not a plain tool name (letters, digits, '_', '-', '.')"
+                ));
+            }
+            if offered.contains(&name.as_str()) {
+                return Err(format!(
+                    "tools.rename.{native}: {name:?} is already the name of another tool"
+                ));
+            }
+            offered.push(name);
+        }
+        if self.toolset == Toolset::SweAgent && !self.rename.is_empty() {
+            return Err(
+                "tools.rename: the swe_agent toolset keeps SWE-agent's command names".into(),
+            );
+        }
+        Ok(())
     }
 }

@@ -17,11 +17,12 @@ pub mod observation;
 mod pytext;
 mod search;
 pub mod specs;
+pub mod swe_agent;
 pub mod toolbox;
 pub mod xml;
 
 pub use bash::{error_code as bash_error_code, format_output as format_bash_output};
-pub use config::{FileEditorCommand, ToolConfig};
+pub use config::{FileEditorCommand, ToolConfig, Toolset};
 pub use file_editor::{EditFailure, edit_failure, list_directory};
 pub use fs::{DEFAULT_SANDBOX_ROOT, EntryKind, FsError, Resolved, WorkspaceFs};
 pub use observation::{CONTINUE_MSG, FINISHED, render_observation, strip_ansi_and_cr};

@@ -94,7 +94,28 @@ fn file_editor_description(commands: &[FileEditorCommand]) -> String {
 /// `search`, `execute_bash` and `finish`, in that order. `file_editor`'s `command` lists
 /// the offered commands; `execute_bash`'s argument is named after
 /// [`ToolConfig::bash_param`].
+///
+/// With [`crate::config::Toolset::SweAgent`], SWE-agent's commands instead
+/// ([`crate::swe_agent::specs`]); tools in [`ToolConfig::rename`] carry their new names.
 pub fn tool_specs(config: &ToolConfig) -> Vec<Value> {
+    if config.toolset == crate::config::Toolset::SweAgent {
+        return crate::swe_agent::specs();
+    }
+    let mut specs = r2e_gym_specs(config);
+    for spec in &mut specs {
+        let native = spec["function"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let offered = config.offered_name(&native);
+        if offered != native {
+            spec["function"]["name"] = Value::String(offered.to_owned());
+        }
+    }
+    specs
+}
+
+fn r2e_gym_specs(config: &ToolConfig) -> Vec<Value> {
     let commands: Vec<&str> = config
         .file_editor_commands
         .iter()
@@ -242,5 +263,38 @@ mod tests {
         };
         assert!(file_editor(&config).is_none());
         assert_eq!(tool_specs(&config).len(), 3);
+    }
+
+    #[test]
+    fn renamed_tools_are_offered_under_their_new_names() {
+        let mut config = ToolConfig::default();
+        config
+            .rename
+            .insert("file_editor".into(), "str_replace_editor".into());
+        config.rename.insert("finish".into(), "submit".into());
+        config.validate().unwrap();
+        let names: Vec<Value> = tool_specs(&config)
+            .iter()
+            .map(|spec| spec["function"]["name"].clone())
+            .collect();
+        assert_eq!(
+            names,
+            json!(["str_replace_editor", "search", "execute_bash", "submit"])
+                .as_array()
+                .unwrap()
+                .clone()
+        );
+        assert_eq!(config.native_name("str_replace_editor"), "file_editor");
+        assert_eq!(config.native_name("execute_bash"), "execute_bash");
+        for (key, name, message) in [
+            ("execute_bash", "bash", "tools.rename.execute_bash: only"),
+            ("search", "execute_bash", "already the name of another tool"),
+            ("finish", "sub mit", "not a plain tool name"),
+        ] {
+            let mut bad = ToolConfig::default();
+            bad.rename.insert(key.into(), name.into());
+            let error = bad.validate().unwrap_err();
+            assert!(error.contains(message), "{error}");
+        }
     }
 }

@@ -13,9 +13,11 @@ use swerve_core::trajectory::SubTrajectory;
 use swerve_core::{Shell, ToolCall};
 
 use crate::config::ToolConfig;
+use crate::config::Toolset;
 use crate::file_editor::Editor;
 use crate::fs::WorkspaceFs;
 use crate::observation::{render_observation, strip_ansi_and_cr};
+use crate::swe_agent::SweAgentState;
 use crate::{bash, finish, search};
 
 /// The result of one call.
@@ -68,6 +70,8 @@ pub struct Toolbox {
     shell: Arc<dyn Shell>,
     config: ToolConfig,
     editor: Editor,
+    /// SWE-agent's open file and window, for [`Toolset::SweAgent`].
+    swe_agent: SweAgentState,
     interceptors: Vec<Box<dyn CallInterceptor>>,
     /// The subagent runs of the last call, until [`Toolbox::take_subagents`].
     subagents: Vec<SubTrajectory>,
@@ -81,6 +85,7 @@ impl Toolbox {
             shell,
             config,
             editor: Editor::default(),
+            swe_agent: SweAgentState::default(),
             interceptors: Vec::new(),
             subagents: Vec::new(),
         }
@@ -128,7 +133,23 @@ impl Toolbox {
                 return result;
             }
         }
-        let name = call.name.as_str();
+        if self.config.toolset == Toolset::SweAgent {
+            return self.call_swe_agent(call);
+        }
+        let offered = call.name.as_str();
+        if self.config.rename.contains_key(offered) {
+            // A renamed tool is not offered under its old name.
+            let message = invalid_action(offered, &self.tool_specs());
+            return ToolResult {
+                output: message.clone(),
+                error_code: "-1".to_owned(),
+                done: false,
+                is_error: true,
+                observation: message,
+                submission: None,
+            };
+        }
+        let name = self.config.native_name(offered);
         let mut submission = None;
         let (output, error_code, is_error) = match name {
             "" => (String::new(), "0".to_owned(), true),
@@ -162,8 +183,15 @@ impl Toolbox {
             }
         };
         let output = strip_ansi_and_cr(&output).into_owned();
-        let observation =
+        let mut observation =
             render_observation(name, &output, &error_code, self.config.observation_lines);
+        if name != offered {
+            observation = observation.replacen(
+                &format!("Execution output of [{name}]:"),
+                &format!("Execution output of [{offered}]:"),
+                1,
+            );
+        }
         ToolResult {
             output,
             error_code,
@@ -171,6 +199,93 @@ impl Toolbox {
             is_error,
             observation,
             submission,
+        }
+    }
+}
+
+impl Toolbox {
+    /// A call under [`Toolset::SweAgent`]: a special command, `submit`, or a shell command
+    /// whose stdout and stderr are shown together, each observation followed by SWE-agent's
+    /// `(Open file: …)` / `(Current directory: …)` prompt.
+    fn call_swe_agent(&mut self, call: &ToolCall) -> ToolResult {
+        let command = call
+            .arguments
+            .get("command")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let (output, error_code, is_error, done) = match call.name.as_str() {
+            "submit" => (String::new(), "0".to_owned(), false, true),
+            "execute_bash" => {
+                let command = command.unwrap_or_default();
+                let first_word = command.split_whitespace().next().unwrap_or_default();
+                if command.trim().is_empty() {
+                    (
+                        "Error: empty command".to_owned(),
+                        "-1".to_owned(),
+                        true,
+                        false,
+                    )
+                } else if self
+                    .config
+                    .blocked_commands
+                    .iter()
+                    .any(|word| word == first_word)
+                {
+                    (
+                        format!("Operation '{first_word}' is not supported by this environment."),
+                        "-1".to_owned(),
+                        true,
+                        false,
+                    )
+                } else {
+                    let timeout = std::time::Duration::from_secs(self.config.bash_timeout_secs);
+                    match self.shell.run(&command, timeout) {
+                        Ok(outcome) if outcome.timed_out => (
+                            format!(
+                                "The command took too long to execute (>{}s)",
+                                self.config.bash_timeout_secs
+                            ),
+                            "-1".to_owned(),
+                            true,
+                            false,
+                        ),
+                        Ok(outcome) => {
+                            let status = outcome.shell_status();
+                            (
+                                format!("{}{}", outcome.stdout_text(), outcome.stderr_text()),
+                                bash::error_code(status),
+                                status != 0,
+                                false,
+                            )
+                        }
+                        Err(err) => (format!("Error: {err}"), "-1".to_owned(), true, false),
+                    }
+                }
+            }
+            name if crate::swe_agent::COMMANDS.contains(&name) => {
+                let result = self
+                    .swe_agent
+                    .run(&self.fs, self.shell.as_ref(), &self.config, call);
+                (result.output, "0".to_owned(), result.is_error, false)
+            }
+            unknown => {
+                let message = invalid_action(unknown, &self.tool_specs());
+                (message, "-1".to_owned(), true, false)
+            }
+        };
+        let output = strip_ansi_and_cr(&output).into_owned();
+        let observation = if done {
+            crate::observation::FINISHED.to_owned()
+        } else {
+            crate::swe_agent::render_observation(&output, self.swe_agent.open_file())
+        };
+        ToolResult {
+            output,
+            error_code,
+            done,
+            is_error,
+            observation,
+            submission: None,
         }
     }
 }

@@ -11,6 +11,7 @@
 //! - [`export`]: trainer records: SkyRL step-wise generator output, verl agent-loop output,
 //!   TRL prompt/completion, messages with per-message weights.
 //! - [`curate`]: task curation: gold patch size, determinism, difficulty, duplicates.
+//! - [`stats`]: mean, standard deviation and standard error over repeated runs.
 //!
 //! Everything here is pure computation over `swerve-core` data; reading run directories,
 //! tokenizers and writing files is the `swerve` binary's job.
@@ -20,3 +21,4 @@ pub mod curate;
 pub mod export;
 pub mod reward;
 pub mod select;
+pub mod stats;

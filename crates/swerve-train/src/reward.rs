@@ -62,6 +62,28 @@ pub struct RewardConfig {
     pub format_exit_penalty: f64,
     /// Subtracted per step whose reply could not be read as a tool call.
     pub format_error_penalty: f64,
+    /// The model directory (`tokenizer.json`, `tokenizer_config.json`) whose tokens the
+    /// compression rate counts. With it (or `run.tokenizer`), `swerve run --eval` and
+    /// `swerve serve` measure each graded rollout's rate and add the bonus online.
+    pub tokenizer: Option<std::path::PathBuf>,
+    /// A Jinja chat template to use instead of the tokenizer directory's (e.g. one that
+    /// keeps earlier turns' reasoning, which Qwen3's drops).
+    pub chat_template: Option<std::path::PathBuf>,
+    /// Which compression rate the online bonus uses: SWE-AGILE's code (the final
+    /// conversation under the window vs. with all reasoning) or the paper's Eq. 3 (sums of
+    /// the per-step tuples).
+    pub compression_rate: CompressionRate,
+}
+
+/// Which definition of SWE-AGILE's compression rate (`reward.compression_rate`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CompressionRate {
+    /// `1 − |final conversation under the window| / |with all reasoning|` (upstream code).
+    #[default]
+    Code,
+    /// `1 − L_hybrid / L_full` over the per-step tuples (paper Eq. 3).
+    Paper,
 }
 
 impl Default for RewardConfig {
@@ -77,13 +99,16 @@ impl Default for RewardConfig {
             max_turns: 40,
             format_exit_penalty: 0.0,
             format_error_penalty: 0.0,
+            tokenizer: None,
+            chat_template: None,
+            compression_rate: CompressionRate::Code,
         }
     }
 }
 
 impl Serialize for RewardConfig {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut state = serializer.serialize_struct("RewardConfig", 10)?;
+        let mut state = serializer.serialize_struct("RewardConfig", 13)?;
         state.serialize_field("unsubmitted_factor", &self.unsubmitted_factor)?;
         state.serialize_field("compression_weight", &self.compression_weight)?;
         state.serialize_field("compression_clip", &self.compression_clip)?;
@@ -99,6 +124,20 @@ impl Serialize for RewardConfig {
         state.serialize_field("max_turns", &self.max_turns)?;
         state.serialize_field("format_exit_penalty", &self.format_exit_penalty)?;
         state.serialize_field("format_error_penalty", &self.format_error_penalty)?;
+        // Written only when set, so configurations saved before they existed still match.
+        match &self.tokenizer {
+            Some(dir) => state.serialize_field("tokenizer", dir)?,
+            None => state.skip_field("tokenizer")?,
+        }
+        match &self.chat_template {
+            Some(file) => state.serialize_field("chat_template", file)?,
+            None => state.skip_field("chat_template")?,
+        }
+        if self.compression_rate == CompressionRate::Code {
+            state.skip_field("compression_rate")?;
+        } else {
+            state.serialize_field("compression_rate", &self.compression_rate)?;
+        }
         state.end()
     }
 }
@@ -613,6 +652,39 @@ mod tests {
         assert!(close(stray.total, 0.9));
     }
 
+    /// SWE-AGILE §2.3, Eq. 4: R = I_success · (1 + β · min(R_comp, γ)), β = 0.2, γ = 0.55
+    /// (App. B); the bonus part is β · min(R_comp, γ), hand-computed per row.
+    #[test]
+    fn compression_bonus_follows_eq_4() {
+        for (rate, bonus) in [
+            (0.0, 0.0),
+            (0.3, 0.06),
+            (0.55, 0.11),
+            (0.8, 0.11), // clipped at γ
+        ] {
+            assert!(close(compression_bonus(rate, 0.2, 0.55), bonus), "{rate}");
+        }
+    }
+
+    #[test]
+    fn online_tokenizer_settings_are_saved_only_when_set() {
+        let plain = serde_json::to_string(&RewardConfig::default()).unwrap();
+        for key in ["tokenizer", "chat_template", "compression_rate"] {
+            assert!(!plain.contains(key), "{plain}");
+        }
+        let online = RewardConfig {
+            tokenizer: Some("/models/q".into()),
+            chat_template: Some("t.jinja".into()),
+            compression_rate: CompressionRate::Paper,
+            ..RewardConfig::default()
+        };
+        let text = serde_json::to_string(&online).unwrap();
+        assert!(text.contains("\"tokenizer\":\"/models/q\""), "{text}");
+        assert!(text.contains("\"compression_rate\":\"paper\""), "{text}");
+        let back: RewardConfig = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, online);
+    }
+
     #[test]
     fn all_parts_compose() {
         let config = RewardConfig {
@@ -626,6 +698,7 @@ mod tests {
             max_turns: 40,
             format_exit_penalty: 0.5,
             format_error_penalty: 0.1,
+            ..RewardConfig::default()
         };
         let mut trajectory = graded(32, 2, ExitReason::MaxSteps, true);
         let outcome = trajectory.outcome.as_mut().unwrap();

@@ -19,6 +19,7 @@
 
 pub mod analysis;
 pub mod context;
+pub mod cot;
 pub mod fidelity;
 pub mod invocation;
 mod observation;
@@ -61,6 +62,11 @@ pub struct WorldConfig {
     pub router: RouterConfig,
     /// Context assembly.
     pub context: ContextConfig,
+    /// The world models' prompt templates: SWE-World's (`paper`, Figs. G.2 and G.3, what
+    /// its released models were trained on; the default) or swerve's (`swerve`).
+    pub prompts: context::PromptStyle,
+    /// Reverse-reasoning CoT for SWT/SWR training data (`swerve data world --reasoning`).
+    pub cot: cot::CotConfig,
     /// The transition model.
     pub swt: SwtConfig,
     /// The reward model.

@@ -8,7 +8,7 @@ use serde_json::json;
 use swerve_core::Task;
 use swerve_tools::WorkspaceFs;
 use swerve_world::context::{
-    Budgets, ContextConfig, IssueInputs, Sources, SwrContext, TransitionContext,
+    Budgets, ContextConfig, IssueInputs, PromptStyle, Sources, SwrContext, TransitionContext,
 };
 use swerve_world::tokens::{ApproxTokens, TokenCounter};
 use tempfile::TempDir;
@@ -131,6 +131,7 @@ impl Repo {
             agent_patch: AGENT,
         };
         TransitionContext::assemble(&inputs, command, &sources, config)
+            .with_prompts(PromptStyle::Swerve)
     }
 
     fn evaluation(&self, task: &Task, config: &ContextConfig) -> SwrContext {
@@ -147,6 +148,7 @@ impl Repo {
             agent_patch: AGENT,
         };
         SwrContext::assemble(&inputs, "pytest -rA tests/test_core.py", &sources, config)
+            .with_prompts(PromptStyle::Swerve)
     }
 }
 
@@ -161,10 +163,17 @@ fn paths(context: &TransitionContext) -> Vec<&str> {
 #[test]
 fn gathers_the_issue_the_patches_and_the_executed_code() {
     let repo = Repo::new();
-    let context = repo.transition(
-        "cd /testbed && python reproduce.py",
-        &ContextConfig::default(),
+    // Hints are off by default (SWE-World omits them); a budget turns them on.
+    let mut with_hints = ContextConfig::default();
+    assert_eq!(with_hints.budgets.hints, 0);
+    assert_eq!(
+        repo.transition("python reproduce.py", &with_hints)
+            .issue
+            .hints,
+        None
     );
+    with_hints.budgets.hints = 2_048;
+    let context = repo.transition("cd /testbed && python reproduce.py", &with_hints);
     assert_eq!(paths(&context), ["/testbed/reproduce.py"]);
     assert_eq!(
         context.executed_files[0].content.as_deref(),
@@ -464,4 +473,61 @@ fn configuration_reads_from_toml() {
     assert_eq!(world.swr.sampling.temperature, Some(0.0));
     assert_eq!(world.swt.style, swerve_world::ObservationStyle::SweWorld);
     assert_eq!(world.swt.sampling.temperature, Some(0.0));
+}
+
+/// SWE-World's templates (Figs. G.2 and G.3), the default: the paper's system prompts and
+/// numbered sections in the paper's order, filled from the same context.
+#[test]
+fn paper_prompts_follow_figures_g2_and_g3() {
+    let repo = Repo::new();
+    let context = repo
+        .transition("python reproduce.py", &ContextConfig::default())
+        .with_prompts(PromptStyle::default());
+    assert_eq!(context.prompts, PromptStyle::Paper);
+    let messages = context.messages();
+    assert!(messages[0].text().starts_with(
+        "You are an expert Python code execution simulator and a world-class software engineer."
+    ));
+    let user = messages[1].text();
+    let order = [
+        "### 1. Initial Analysis of the Problem\n- add() uses `-` instead of `+`.\n\n",
+        "### 2. Problem Description\nadd() subtracts.\n\n",
+        "### 3. Command to Simulate\n```bash\npython reproduce.py\n```\n\n",
+        "### 4. Content of Code to be Executed\n## /testbed/reproduce.py\n",
+        "### 5. Agent's Current Code Modifications (Patch)\n```diff\n",
+        "### 6. Gold Standard Patch (For Your Reference)\n```diff\n",
+        "### YOUR TASK\nBased on all the context above, provide the simulated output for the given\ncommand.",
+    ];
+    let mut at = 0;
+    for section in order {
+        let found = user[at..]
+            .find(section)
+            .unwrap_or_else(|| panic!("{section:?} after {at} in\n{user}"));
+        at += found + section.len();
+    }
+    assert!(
+        !user.contains("Look at core.py"),
+        "no hints in the paper's templates"
+    );
+
+    let mut task = repo.task.clone();
+    task.test_patch = None;
+    let swr = repo
+        .evaluation(&task, &ContextConfig::default())
+        .with_prompts(PromptStyle::Paper);
+    let messages = swr.messages();
+    assert!(
+        messages[0]
+            .text()
+            .starts_with("You are an expert software engineering test runner and evaluator.")
+    );
+    let user = messages[1].text();
+    for section in [
+        "### 3. Command to Simulate\n```bash\npytest -rA tests/test_core.py\n```",
+        "### 7. FAIL_TO_PASS Tests (Must All Pass for reward=1)\n- tests/test_core.py::test_add\n",
+        "### 8. PASS_TO_PASS Tests (Must All Pass for reward=1)\n- tests/sub/test_deep.py::test_0\n",
+        "keys 'test_report' and 'reward'.",
+    ] {
+        assert!(user.contains(section), "{section:?} in\n{user}");
+    }
 }

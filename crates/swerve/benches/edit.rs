@@ -268,6 +268,7 @@ fn edit_bench(scratch: &Path, quick: bool, report: &mut Report) {
     let run_options = RunOptions {
         concurrency: 8,
         matching: MatchOptions::default(),
+        format: swerve_edit::EditFormat::Adaptive,
     };
     let repeats = if quick { 2 } else { 5 };
     let mut per_run = Vec::new();

@@ -741,14 +741,74 @@ pub enum EditBenchCommand {
     /// recall, precision, F1 and context reduction against the lines each change touches;
     /// viewers.jsonl and viewers-summary.json.
     Viewers(EditBenchViewersArgs),
+    /// Export instances as the editor's RL prompts (system and user messages, the target
+    /// for the normalized-match reward), for GRPO trainers (SWE-Edit §3.2).
+    Export(EditBenchExportArgs),
+    /// SWE-Edit's normalized-match reward of editor replies: one JSON line per response
+    /// ({"instance_id", "response"}), against the instances' targets.
+    Reward(EditBenchRewardArgs),
+}
+
+/// `swerve edit-bench export`.
+#[derive(Debug, Args)]
+pub struct EditBenchExportArgs {
+    /// The instance file (JSON lines, as `build` writes it).
+    #[arg(long, value_name = "FILE")]
+    pub instances: PathBuf,
+    /// What to write: `rl`, the editor's prompts with their targets.
+    #[arg(long, value_name = "FORMAT", default_value = "rl")]
+    pub format: String,
+    /// The file to write (JSON lines; `.parquet` for Parquet).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// The editor's format policy the prompts offer: adaptive, find-replace or rewrite
+    /// [edit.format].
+    #[arg(long, value_name = "POLICY")]
+    pub edit_format: Option<String>,
+    /// Only the instances of this split (`metadata.split`, as `build --split` writes it).
+    #[arg(long, value_name = "NAME")]
+    pub split: Option<String>,
+}
+
+/// `swerve edit-bench reward`.
+#[derive(Debug, Args)]
+pub struct EditBenchRewardArgs {
+    /// The instance file.
+    #[arg(long, value_name = "FILE")]
+    pub instances: PathBuf,
+    /// The responses: JSON lines of {"instance_id", "response"}.
+    #[arg(long, value_name = "FILE")]
+    pub responses: PathBuf,
+    /// Where the rewards go (JSON lines); standard output when not given.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// The editor's format policy: adaptive, find-replace or rewrite [edit.format].
+    #[arg(long, value_name = "POLICY")]
+    pub edit_format: Option<String>,
 }
 
 /// `swerve edit-bench build`.
 #[derive(Debug, Args)]
 pub struct EditBenchBuildArgs {
-    /// The git repository (a work tree or a bare repository).
-    #[arg(long, value_name = "DIR")]
-    pub repo: PathBuf,
+    /// The git repositories (work trees or bare repositories); give --repo once per
+    /// repository.
+    #[arg(long, value_name = "DIR", required = true)]
+    pub repo: Vec<PathBuf>,
+    /// What one change is: a commit changing one file, or a pull request (merge commits on
+    /// the first-parent history and refs/pull/N/head refs; each modified file an instance).
+    #[arg(long, value_enum, default_value_t = MineUnitArg::Commit)]
+    pub by: MineUnitArg,
+    /// Split the instances by PR (or commit), e.g. train=2800,val=200,test=500 or
+    /// train=0.8,val=0.05,test=0.15; written to metadata.split.
+    #[arg(long, value_name = "NAME=WEIGHT,...")]
+    pub split: Option<String>,
+    /// Seed of the split's order.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Drop instances overlapping these tasks (a SWE-bench task file): the same repository,
+    /// or a code line a task's patches change; the dropped ones go to OUT.dropped.jsonl.
+    #[arg(long, value_name = "TASKS")]
+    pub decontaminate: Option<PathBuf>,
     /// The instance file to write (JSON lines).
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
@@ -777,6 +837,13 @@ pub struct EditBenchBuildArgs {
     /// Writer calls at once.
     #[arg(long, default_value_t = 8, value_name = "N")]
     pub concurrency: usize,
+}
+
+/// What `edit-bench build` mines per change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MineUnitArg {
+    Commit,
+    Pr,
 }
 
 /// `swerve edit-bench run`.
@@ -893,6 +960,8 @@ impl EditBenchCommand {
                 ("edit.embedder.name", quoted(&args.embedder)),
                 ("edit.embedder.base_url", quoted(&args.embedder_base_url)),
             ]),
+            Self::Export(args) => given([("edit.format", quoted(&args.edit_format))]),
+            Self::Reward(args) => given([("edit.format", quoted(&args.edit_format))]),
         }
     }
 }
@@ -956,6 +1025,50 @@ pub struct DataWorldArgs {
     /// Seed of the subsampling.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Reverse-reasoning CoT targets (`<think>…</think>` then the answer), written by the
+    /// teacher from each sample's real outcome and filtered by a leak check and the judge
+    /// (SWE-World §4.2.2); resumes into --out.
+    #[arg(long)]
+    pub reasoning: bool,
+    /// The teacher: a served model's name [world.cot.teacher.name].
+    #[arg(long, value_name = "MODEL")]
+    pub teacher: Option<String>,
+    /// Base URL of the teacher's OpenAI-compatible server [world.cot.teacher.base_url].
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The judge that filters the CoT [world.cot.judge.name].
+    #[arg(long, value_name = "MODEL")]
+    pub judge: Option<String>,
+    /// Base URL of the judge's server (default: the teacher's) [world.cot.judge.base_url].
+    #[arg(long, value_name = "URL")]
+    pub judge_url: Option<String>,
+    /// Where rejected samples go, with the reasons (default: OUT with `.rejected.jsonl`).
+    #[arg(long, value_name = "FILE")]
+    pub rejected: Option<PathBuf>,
+}
+
+impl DataWorldArgs {
+    /// The options given, as dotted configuration assignments.
+    pub fn assignments(&self) -> Vec<(String, String)> {
+        given([
+            (
+                "world.cot.teacher.name",
+                self.teacher.as_deref().map(toml_string),
+            ),
+            (
+                "world.cot.teacher.base_url",
+                self.base_url.as_deref().map(toml_string),
+            ),
+            (
+                "world.cot.judge.name",
+                self.judge.as_deref().map(toml_string),
+            ),
+            (
+                "world.cot.judge.base_url",
+                self.judge_url.as_deref().map(toml_string),
+            ),
+        ])
+    }
 }
 
 /// Which world-model samples.

@@ -260,6 +260,36 @@ fn foreign_trajectories_convert_and_show() {
         );
         assert!(rendered.contains("patch:"), "{file}");
     }
+    // SWE-Dev's RFT lines (two runs): one swerve file per run, named by its `traj_id`.
+    let source = samples.join("swe-dev.rft.jsonl");
+    let out = cache.path().join("converted/swe-dev");
+    let output = swerve(
+        cache.path(),
+        &[
+            "traj",
+            "convert",
+            source.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(output.status.success(), "swe-dev: {}", stderr(&output));
+    assert!(
+        stdout(&output).contains("2 trajectories"),
+        "{}",
+        stdout(&output)
+    );
+    let solved = out.join("swe-dev_marshmallow-code__marshmallow-1359_2.jsonl");
+    let shown = swerve(cache.path(), &["traj", "show", solved.to_str().unwrap()]);
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    let rendered = stdout(&shown);
+    assert!(rendered.contains("── step 3 "), "{rendered}");
+    assert!(rendered.contains("str_replace_editor"), "{rendered}");
+    assert!(
+        rendered.contains("+    precision = 'microseconds'"),
+        "{rendered}"
+    );
+
     let bad = cache.path().join("bad.json");
     std::fs::write(&bad, "{\"not\": \"a trajectory\"}").unwrap();
     assert_clean_failure(

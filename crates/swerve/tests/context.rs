@@ -589,3 +589,78 @@ fn polylines(svg: &str) -> Vec<Polyline> {
     assert_eq!((roots, depth), (1, 0));
     lines
 }
+
+/// The compression rate of `file` as `swerve context reward` measures it afterwards.
+fn offline_rate(run: &Run, file: &str, extra: &[&str]) -> f64 {
+    let mut args = vec!["context", "reward", file, "--json"];
+    args.extend(extra);
+    let reward = &json_lines(&succeeded(&run.swerve(&args)))[0];
+    reward["compression_rate"].as_f64().unwrap()
+}
+
+/// SWE-AGILE's compression-aware reward online (paper Eq. 4, §2.3): with
+/// `reward.compression_weight` and the model's tokenizer, `swerve run --eval` measures each
+/// resolved rollout's compression rate as it ends and adds β · min(rate, γ) to its reward;
+/// the rate is the one `swerve context reward` measures afterwards, in both definitions.
+#[test]
+fn the_compression_bonus_is_computed_online_with_the_models_tokenizer() {
+    let templates = tempfile::tempdir().unwrap();
+    let keep = qwen3_keeping_reasoning(templates.path());
+    let template = format!("reward.chat_template={}", keep.display());
+    // The code's rate with run.tokenizer (Qwen3) and a template that keeps reasoning.
+    let run = Run::agile(
+        "1",
+        &["--set", "reward.compression_weight=0.2", "--set", &template],
+    );
+    let outcome = run.trajectory(0).outcome.unwrap();
+    let recorded = &outcome.extra["compression_reward"];
+    assert_eq!(recorded["rate"], "code");
+    assert_eq!(recorded["window"], 1);
+    let rate = recorded["compression_rate"].as_f64().unwrap();
+    assert!(rate > 0.0, "{recorded}");
+    let expected = offline_rate(
+        &run,
+        run.file(0),
+        &[
+            "--tokenizer",
+            &dir("qwen3"),
+            "--chat-template",
+            keep.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(rate, expected);
+    let reward = &outcome.extra["reward"];
+    // Eq. 4 with β = 0.2 and γ = 0.55: R = 1 · (1 + 0.2 · min(rate, 0.55)).
+    let bonus = 0.2 * rate.min(0.55);
+    assert_eq!(reward["compression_bonus"].as_f64(), Some(bonus));
+    assert_eq!(reward["total"].as_f64(), Some(1.0 + bonus));
+    let saved = std::fs::read_to_string(run.dir.join("config.toml")).unwrap();
+    assert!(saved.contains("chat_template"), "{saved}");
+
+    // The paper's Eq. 3 with another tokenizer given as reward.tokenizer.
+    let run = Run::agile(
+        "1",
+        &[
+            "--set",
+            "reward.compression_weight=0.2",
+            "--set",
+            &format!("reward.tokenizer={}", dir("llama3_1")),
+            "--set",
+            "reward.compression_rate=\"paper\"",
+        ],
+    );
+    let outcome = run.trajectory(0).outcome.unwrap();
+    let recorded = &outcome.extra["compression_reward"];
+    assert_eq!(recorded["rate"], "paper");
+    let rate = recorded["compression_rate"].as_f64().unwrap();
+    let expected = offline_rate(
+        &run,
+        run.file(0),
+        &["--tokenizer", &dir("llama3_1"), "--rate", "paper"],
+    );
+    assert_eq!(rate, expected);
+    assert_eq!(
+        outcome.extra["reward"]["compression_bonus"].as_f64(),
+        Some(0.2 * rate.min(0.55))
+    );
+}

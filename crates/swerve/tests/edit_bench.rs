@@ -262,3 +262,332 @@ fn errors_name_what_to_give() {
         "{error}"
     );
 }
+
+/// SWE-Edit's editor RL hand-off (§3.2) and its fixed-format ablation (Table 5), end to
+/// end: the RL prompts exported per instance, the loopback editor's replies to them scored
+/// by the normalized-match reward, and `edit-bench run` under `--preset edit-fixed`, whose
+/// editor may not rewrite whole files.
+#[test]
+fn rl_export_reward_and_the_fixed_format() {
+    let dir = tempfile::tempdir().unwrap();
+    repository(dir.path());
+    let (url, received) = start_answering(answer);
+    let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let data = path("data.jsonl");
+    let repo = path("client");
+    edit_bench(
+        dir.path(),
+        &[
+            "build",
+            "--repo",
+            &repo,
+            "--out",
+            &data,
+            "--writer",
+            "writer-model",
+            "--writer-base-url",
+            &url,
+        ],
+    );
+
+    // The RL prompts: the editor's system and user messages, the target as the label.
+    let rl = path("rl.jsonl");
+    let printed = edit_bench(
+        dir.path(),
+        &[
+            "export",
+            "--instances",
+            &data,
+            "--format",
+            "rl",
+            "--out",
+            &rl,
+        ],
+    );
+    assert!(
+        printed.contains("3 RL prompts (adaptive format)"),
+        "{printed}"
+    );
+    let rows = trajectory_lines(Path::new(&rl));
+    let instances = trajectory_lines(Path::new(&data));
+    assert_eq!(rows.len(), 3);
+    for (row, instance) in rows.iter().zip(&instances) {
+        assert_eq!(row["label"], instance["target"]);
+        assert_eq!(row["reward"]["kind"], "normalized_match");
+        let system = row["prompt"][0]["content"].as_str().unwrap();
+        assert!(system.contains("To rewrite the whole file"), "{system}");
+        let user = row["prompt"][1]["content"].as_str().unwrap();
+        assert!(
+            user.ends_with("Answer with the SEARCH/REPLACE blocks that carry out the instruction.")
+        );
+    }
+    // The editor answers each prompt as it would in training.
+    let responses = path("responses.jsonl");
+    let lines: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            let request = Received {
+                session: String::new(),
+                path: "/v1/chat/completions".into(),
+                body: serde_json::json!({"messages": row["prompt"]}),
+            };
+            serde_json::json!({"instance_id": row["instance_id"], "response": answer(&request)})
+                .to_string()
+        })
+        .collect();
+    std::fs::write(&responses, lines.join("\n") + "\n").unwrap();
+    let reward = |extra: &[&str]| -> Vec<Value> {
+        let mut args = vec!["reward", "--instances", &data, "--responses", &responses];
+        args.extend_from_slice(extra);
+        edit_bench(dir.path(), &args)
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    };
+    // Greet loudly (a rewrite equal to the target), Retry three times (a SEARCH that does
+    // not match), Use the new API host (SWE-Edit's normalization cuts the comment-like
+    // `//` of the URL, so it matches).
+    let rewards = reward(&[]);
+    let values: Vec<f64> = rewards
+        .iter()
+        .map(|r| r["reward"].as_f64().unwrap())
+        .collect();
+    assert_eq!(values, [1.0, 0.0, 1.0]);
+    assert_eq!(rewards[1]["status"], "match_failure");
+    assert_eq!(rewards[0]["mode"], "rewrite");
+    let fixed = reward(&["--edit-format", "find-replace"]);
+    assert_eq!(fixed[0]["reward"], 0.0);
+    assert_eq!(fixed[0]["status"], "format_error");
+
+    // The ablation preset: the editor's prompt forbids rewrites, and the rewrite it
+    // writes anyway is a format error.
+    let out = dir.path().join("fixed");
+    let before = received.lock().unwrap().len();
+    let (_, summary) = run(dir.path(), &data, &out, &url, &["--preset", "edit-fixed"]);
+    assert_eq!(rate(&summary, "format_success"), (2, 3));
+    assert_eq!(rate(&summary, "whole_file_rewrite"), (0, 2));
+    let results = trajectory_lines(&out.join("results.jsonl"));
+    assert_eq!(results[0]["status"], "format_error");
+    assert!(
+        results[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("ERROR: Full rewrite mode (empty SEARCH) is not allowed")
+    );
+    let requests = received.lock().unwrap()[before..].to_vec();
+    assert_eq!(requests.len(), 3);
+    for request in requests {
+        let system = request.body["messages"][0]["content"].as_str().unwrap();
+        assert!(system.contains("SEARCH is never empty"), "{system}");
+    }
+    // An unknown response id names the file, line and id.
+    std::fs::write(
+        &responses,
+        "{\"instance_id\": \"nope\", \"response\": \"\"}\n",
+    )
+    .unwrap();
+    let error = failed(&swerve(
+        dir.path(),
+        &[
+            "edit-bench",
+            "reward",
+            "--instances",
+            &data,
+            "--responses",
+            &responses,
+        ],
+    ));
+    assert!(
+        error.contains("responses.jsonl:1: instance_id \"nope\" is not in"),
+        "{error}"
+    );
+}
+
+/// A merge of `branch` into main as GitHub writes it.
+fn merge_pr(repo: &Path, branch: &str, number: u32, title: &str) {
+    sh(
+        repo,
+        &format!(
+            "git -c user.name=t -c user.email=t@t merge -q --no-ff {branch} -m 'Merge pull request #{number} from dev/{branch}' -m '{title}'"
+        ),
+    );
+}
+
+/// PR-Edit as SWE-Edit builds it (§4.3.1), end to end: two repositories mined by pull
+/// request (merge commits and a `refs/pull/N/head` ref), decontaminated against a task file
+/// (one repository is a task's, one file holds a line of a task's gold patch), and split
+/// by PR so that a PR's files share a split.
+#[test]
+fn build_by_pr_over_repositories_decontaminated_and_split() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let webapp = dir.path().join("webapp");
+    std::fs::create_dir_all(&webapp).unwrap();
+    sh(&webapp, "git init -q -b main");
+    std::fs::write(webapp.join("util.js"), UTIL).unwrap();
+    commit(&webapp, "app.py", APP, "Initial import");
+    let checkout =
+        |repo: &Path, branch: &str| sh(repo, &format!("git checkout -q -B {branch} main"));
+    checkout(&webapp, "host");
+    commit(
+        &webapp,
+        "app.py",
+        &APP.replace("old.example", "new.example"),
+        "host",
+    );
+    sh(&webapp, "git checkout -q main");
+    merge_pr(&webapp, "host", 12, "Use the new API host");
+    checkout(&webapp, "two");
+    let guarded = APP.replace(
+        "    retries = 1\n",
+        "    retries = 3\n    if retries < 1:\n        raise ValueError(\"retries must be positive\")\n",
+    );
+    std::fs::write(webapp.join("util.js"), UTIL.replace("\"hi\"", "\"HI!\"")).unwrap();
+    commit(&webapp, "app.py", &guarded, "retries and greeting");
+    sh(&webapp, "git checkout -q main");
+    merge_pr(&webapp, "two", 15, "Retry three times and greet loudly");
+    // A direct commit on main is no PR.
+    commit(
+        &webapp,
+        "util.js",
+        &UTIL.replace("hi", "hello"),
+        "Direct change",
+    );
+    // An open PR, fetched as a ref.
+    checkout(&webapp, "open");
+    commit(
+        &webapp,
+        "util.js",
+        &UTIL.replace("greet", "welcome"),
+        "Rename greet to welcome",
+    );
+    sh(
+        &webapp,
+        "git update-ref refs/pull/21/head open && git checkout -q main",
+    );
+
+    let astropy = dir.path().join("astropy");
+    std::fs::create_dir_all(&astropy).unwrap();
+    sh(&astropy, "git init -q -b main");
+    commit(&astropy, "core.py", "x = 1\n", "Initial import");
+    checkout(&astropy, "fix");
+    commit(&astropy, "core.py", "x = 2\n", "fix");
+    sh(&astropy, "git checkout -q main");
+    merge_pr(&astropy, "fix", 3, "Fix x");
+
+    let tasks = path("tasks.jsonl");
+    let task = serde_json::json!({
+        "instance_id": "astropy__astropy-12907",
+        "repo": "astropy/astropy",
+        "base_commit": "abc",
+        "problem_statement": "x",
+        "patch": "--- a/a.py\n+++ b/a.py\n+        raise ValueError(\"retries must be positive\")\n",
+    });
+    std::fs::write(&tasks, format!("{task}\n")).unwrap();
+    let out = path("pr-edit.jsonl");
+    let output = swerve(
+        dir.path(),
+        &[
+            "edit-bench",
+            "build",
+            "--repo",
+            &path("webapp"),
+            "--repo",
+            &path("astropy"),
+            "--by",
+            "pr",
+            "--decontaminate",
+            &tasks,
+            "--split",
+            "train=2,test=1",
+            "--out",
+            &out,
+        ],
+    );
+    let printed = stderr(&output);
+    assert!(output.status.success(), "{printed}");
+    assert!(
+        printed.contains("decontamination: 2 instances dropped"),
+        "{printed}"
+    );
+    let instances = trajectory_lines(Path::new(&out));
+    let ids: Vec<&str> = instances
+        .iter()
+        .map(|i| i["instance_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        ["webapp#15:util.js", "webapp#12:app.py", "webapp#21:util.js"]
+    );
+    let by_id = |id: &str| instances.iter().find(|i| i["instance_id"] == id).unwrap();
+    assert_eq!(
+        by_id("webapp#12:app.py")["instruction"],
+        "Use the new API host"
+    );
+    assert_eq!(by_id("webapp#12:app.py")["metadata"]["pr_source"], "merge");
+    assert_eq!(by_id("webapp#15:util.js")["metadata"]["files_in_pr"], 2);
+    assert_eq!(by_id("webapp#21:util.js")["metadata"]["pr_source"], "ref");
+    assert_eq!(
+        by_id("webapp#21:util.js")["instruction"],
+        "Rename greet to welcome"
+    );
+    assert!(
+        by_id("webapp#21:util.js")["target"]
+            .as_str()
+            .unwrap()
+            .contains("welcome")
+    );
+    // Three PRs cut 2:1.
+    let splits: Vec<&str> = instances
+        .iter()
+        .map(|i| i["metadata"]["split"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        splits.iter().filter(|s| **s == "train").count(),
+        2,
+        "{splits:?}"
+    );
+    assert_eq!(
+        splits.iter().filter(|s| **s == "test").count(),
+        1,
+        "{splits:?}"
+    );
+    let dropped = trajectory_lines(&dir.path().join("pr-edit.dropped.jsonl"));
+    let reasons: Vec<String> = dropped
+        .iter()
+        .map(|row| {
+            format!(
+                "{}: {}",
+                row["instance_id"].as_str().unwrap(),
+                row["reason"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(
+        reasons.iter().any(|r| r
+            .starts_with("webapp#15:app.py: exact code overlap with task astropy__astropy-12907")),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.starts_with("astropy#3:core.py: repository astropy")),
+        "{reasons:?}"
+    );
+
+    // The RL export of one split.
+    let rl = path("test-rl.jsonl");
+    edit_bench(
+        dir.path(),
+        &[
+            "export",
+            "--instances",
+            &out,
+            "--split",
+            "test",
+            "--out",
+            &rl,
+        ],
+    );
+    assert_eq!(trajectory_lines(Path::new(&rl)).len(), 1);
+}

@@ -335,3 +335,104 @@ fn the_agile_presets_resolve_to_the_paper_and_the_upstream_script() {
         upstream["agent"]["reasoning"]["on_error"]
     );
 }
+
+/// The long-context RL seed's scaffold (§3.3, App. E–F) end to end: `--preset swe-agent`
+/// offers SWE-agent's commands in the system prompt, reads one fenced command per reply,
+/// tells the model SWE-agent's format error for two commands, and edits by line range.
+#[test]
+fn the_swe_agent_preset_runs_fenced_commands() {
+    let cache = tempfile::tempdir().unwrap();
+    let (url, received) = common::start_answering(|request| {
+        let turn = request.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|message| message["role"] == "assistant")
+            .count();
+        match turn {
+            0 => "DISCUSSION\nFind the parser.\n```\nfind_file parser.py\n```",
+            1 => "```\nopen calc/parser.py 2\n```",
+            2 => "Two at once.\n```\nls\n```\n```\npwd\n```",
+            3 => "Mark it.\n```\nedit calc/parser.py 1:0\n# checked by swe-agent\nend_of_edit\n```",
+            _ => "DISCUSSION\nDone.\n```\nsubmit\n```",
+        }
+        .to_owned()
+    });
+    let out = cache.path().join("run");
+    succeeded(
+        &RunArgs::new(&out)
+            .args(["--preset", "swe-agent"])
+            .served("demo-model", &url)
+            .args(["swerve-examples__calc-1"])
+            .run(cache.path()),
+    );
+    let lines = trajectory_lines(&out.join("trajectories/swerve-examples__calc-1__0.jsonl"));
+    let steps = &lines[1..lines.len() - 1];
+    assert_eq!(steps.len(), 5);
+    let names: Vec<&str> = steps
+        .iter()
+        .map(|step| step["tool_call"]["name"].as_str().unwrap_or("-"))
+        .collect();
+    assert_eq!(names, ["find_file", "open", "-", "edit", "submit"]);
+    assert!(
+        steps[0]["observation"]
+            .as_str()
+            .unwrap()
+            .contains("./calc/parser.py\n(Open file: n/a)\n(Current directory: /testbed)\nbash-$"),
+        "{}",
+        steps[0]["observation"]
+    );
+    assert!(
+        steps[1]["observation"]
+            .as_str()
+            .unwrap()
+            .starts_with("[File: /testbed/calc/parser.py (")
+    );
+    assert!(
+        steps[2]["format_error"]
+            .as_str()
+            .unwrap()
+            .contains("*SINGLE* command")
+    );
+    let outcome = lines.last().unwrap();
+    assert_eq!(outcome["exit_reason"], "submitted");
+    assert!(
+        outcome["patch"]
+            .as_str()
+            .unwrap()
+            .contains("+# checked by swe-agent")
+    );
+
+    let first = &received.lock().unwrap()[0].body;
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    for expected in [
+        "COMMANDS:\nopen:\n  docstring:",
+        "signature: edit [<path>] <start_line>:<end_line>",
+        "DISCUSSION",
+    ] {
+        assert!(system.contains(expected), "{expected}: {system}");
+    }
+    assert!(first.get("tools").is_none());
+
+    // The fenced format needs SWE-agent's toolset, and the reverse.
+    let output = RunArgs::new(&cache.path().join("bad"))
+        .served("demo-model", &url)
+        .set("run.format=\"fenced\"")
+        .args(["swerve-examples__calc-1"])
+        .run(cache.path());
+    assert!(
+        failed(&output).contains("tools.toolset"),
+        "{}",
+        stderr(&output)
+    );
+    let output = RunArgs::new(&cache.path().join("bad2"))
+        .served("demo-model", &url)
+        .set("tools.rename.execute_bash=\"bash\"")
+        .args(["swerve-examples__calc-1"])
+        .run(cache.path());
+    assert!(
+        failed(&output).contains("tools.rename.execute_bash"),
+        "{}",
+        stderr(&output)
+    );
+}

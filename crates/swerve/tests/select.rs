@@ -174,3 +174,119 @@ fn the_oracle_and_the_tests_pick_resolved_candidates() {
         "{error}"
     );
 }
+
+/// Mean ± SEM across samples (the RL seed's Pass@1 over 10 samples, Table 1) in the run
+/// summary and in `swerve select`: sample 0 replays the demonstrations (both tasks resolved),
+/// sample 1 submits at once (neither), so the per-sample rates are 100 % and 0 %.
+#[test]
+fn run_summaries_and_selection_report_the_spread_across_samples() {
+    let (url, _) = common::start_answering(|request| {
+        let turn = request.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|message| message["role"] == "assistant")
+            .count();
+        let calls = common::demo_calls(common::session_task(&request.session));
+        match calls.get(turn) {
+            Some(call) if request.session.ends_with("__0") => {
+                format!("Next.\n{}", swerve_tools::to_xml(call))
+            }
+            _ => "Done.\n<function=finish>\n<parameter=command>submit</parameter>\n</function>"
+                .to_owned(),
+        }
+    });
+    let cache = tempfile::tempdir().unwrap();
+    let run = cache.path().join("run");
+    let printed = succeeded(
+        &common::RunArgs::new(&run)
+            .served("demo-model", &url)
+            .args(["--eval", "--samples", "2", CALC, PAGER])
+            .run(cache.path()),
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(run.join("summary.json")).unwrap()).unwrap();
+    let rates = &summary["resolve_rate"];
+    let samples = &rates["across_samples"];
+    assert_eq!(samples["repeats"][0]["rate"], 1.0, "{rates}");
+    assert_eq!(samples["repeats"][1]["rate"], 0.0, "{rates}");
+    // mean 0.5; std = √((0.5² + 0.5²)/1) = 0.7071; SEM = std/√2 = 0.5.
+    let spread = &samples["spread"];
+    assert_eq!(spread["n"], 2);
+    assert!((spread["mean"].as_f64().unwrap() - 0.5).abs() < 1e-12);
+    assert!((spread["std"].as_f64().unwrap() - 0.5f64.sqrt()).abs() < 1e-12);
+    assert!((spread["sem"].as_f64().unwrap() - 0.5).abs() < 1e-12);
+    // Over the four rollouts (1, 1, 0, 0): SEM = √(1/3)/2.
+    let pooled = &rates["across_rollouts"];
+    assert_eq!(pooled["n"], 4);
+    assert!((pooled["sem"].as_f64().unwrap() - (1.0f64 / 12.0).sqrt()).abs() < 1e-12);
+    assert!(
+        printed.contains("resolve rate: 50.0% ± 50.0 (mean ± SEM over 2 repeats; std 70.7) across samples [100.0%, 0.0%]"),
+        "{printed}"
+    );
+
+    let out = cache.path().join("selected");
+    let printed = succeeded(&swerve(
+        cache.path(),
+        &[
+            "select",
+            "--runs",
+            run.to_str().unwrap(),
+            "--by",
+            "oracle",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ));
+    let selection: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("selection.json")).unwrap()).unwrap();
+    assert_eq!(selection["across_samples"]["spread"]["n"], 2);
+    assert_eq!(selection["across_runs"]["spread"]["n"], 1);
+    assert!(
+        printed.contains("across samples: 50.0% ± 50.0"),
+        "{printed}"
+    );
+}
+
+/// Mean ± std and SEM across repeated run directories (SWE-Edit's 3 runs, App. B.1):
+/// rates 50 %, 50 % and 100 % give mean 2/3, std √(1/12) and SEM 1/6.
+#[test]
+fn selection_reports_the_spread_across_runs() {
+    let fixture = Fixture::new();
+    let third = fixture.cache.path().join("c");
+    candidate(&third, CALC, &gold(CALC), true);
+    candidate(&third, PAGER, &gold(PAGER), true);
+    let out = fixture.cache.path().join("three");
+    let printed = succeeded(&swerve(
+        fixture.cache.path(),
+        &[
+            "select",
+            "--runs",
+            &fixture.runs[0],
+            &fixture.runs[1],
+            third.to_str().unwrap(),
+            "--by",
+            "oracle",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ));
+    let selection: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("selection.json")).unwrap()).unwrap();
+    let runs = &selection["across_runs"];
+    let rates: Vec<f64> = runs["repeats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|repeat| repeat["rate"].as_f64().unwrap())
+        .collect();
+    assert_eq!(rates, [0.5, 0.5, 1.0]);
+    let spread = &runs["spread"];
+    assert!((spread["mean"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-12);
+    assert!((spread["std"].as_f64().unwrap() - (1.0f64 / 12.0).sqrt()).abs() < 1e-12);
+    assert!((spread["sem"].as_f64().unwrap() - 1.0 / 6.0).abs() < 1e-12);
+    assert!(
+        printed.contains("across runs: 66.7% ± 16.7 (mean ± SEM over 3 repeats; std 28.9)"),
+        "{printed}"
+    );
+}

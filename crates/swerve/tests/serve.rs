@@ -4,6 +4,9 @@
 //! OpenRLHF reward endpoint, and graceful shutdown.
 
 mod common;
+#[path = "../../swerve-chat/tests/common/mod.rs"]
+#[allow(dead_code)]
+mod tokenizers;
 
 use std::io::Write;
 use std::net::TcpStream;
@@ -570,4 +573,91 @@ fn python_shims_drive_a_live_service() {
     assert!(output.status.success(), "{printed}{}", stderr(&output));
     assert!(printed.contains("smoke test passed"), "{printed}");
     assert_nothing_left(cache.path(), &serve);
+}
+
+/// SWE-AGILE's compression-aware reward (paper Eq. 4) in the rollout service: with
+/// `reward.compression_weight` and the model's tokenizer, a resolved rollout's reward is
+/// 1 + β · min(rate, γ), its rate measured with the tokenizer as the rollout ends.
+#[test]
+fn a_resolved_rollout_carries_the_compression_bonus() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = cache.path().join("serve");
+    let demo = common::start_with(Behaviour::Good, Duration::ZERO, common::Replies::Agile);
+    let tokenizer = format!(
+        "reward.tokenizer={}",
+        tokenizers::model_dir("llama3_1").display()
+    );
+    let serve = Serve::start(
+        cache.path(),
+        &out,
+        &[
+            "run.format=\"xml_last\"",
+            "agent.reasoning.window=1",
+            "agent.reasoning.required=true",
+            "agent.reasoning.send=\"inline\"",
+            "reward.compression_weight=0.2",
+            &tokenizer,
+        ],
+    );
+    let request = rollout_request("swerve-examples__calc-1", 0, &demo.url, true);
+    let answer = serve.call("POST", "/v1/rollouts", Some(&request));
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let outcome = answer.body["trajectory"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(outcome["reward"], 1.0, "{outcome}");
+    let rate = outcome["extra"]["compression_reward"]["compression_rate"]
+        .as_f64()
+        .unwrap();
+    assert!(rate > 0.0, "{outcome}");
+    let expected = 1.0 + 0.2 * rate.min(0.55);
+    assert_eq!(answer.body["reward"].as_f64(), Some(expected));
+    let bonus = answer.body["reward_parts"]["compression_bonus"]
+        .as_f64()
+        .unwrap();
+    assert!((bonus - 0.2 * rate.min(0.55)).abs() < 1e-12, "{bonus}");
+    assert_nothing_left(cache.path(), &serve);
+}
+
+/// SWE-Edit's normalized-match reward as a service endpoint for editor RL (§3.2): one reward
+/// per reply; the format policy from the request, else the service's `edit.format`.
+#[test]
+fn the_edit_reward_endpoint_scores_editor_replies() {
+    let cache = tempfile::tempdir().unwrap();
+    let serve = Serve::start(
+        cache.path(),
+        &cache.path().join("serve"),
+        &["edit.format=\"find-replace\""],
+    );
+    let original = "def f(x):\n    return x * 2\n";
+    let target = "def f(x):\n    return x * 3\n";
+    let targeted =
+        "<<<<<<< SEARCH\n    return x * 2\n=======\n    return x * 3  # tripled\n>>>>>>> REPLACE\n";
+    let rewrite = format!("<<<<<<< SEARCH\n=======\n{target}>>>>>>> REPLACE\n");
+    let body = json!({
+        "original": original,
+        "target": target,
+        "responses": [targeted, rewrite, "no blocks here"],
+    });
+    let answer = serve.call("POST", "/v1/edit/reward", Some(&body));
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(answer.body["format"], "find-replace");
+    assert_eq!(answer.body["rewards"], json!([1.0, 0.0, 0.0]));
+    assert_eq!(answer.body["details"][1]["status"], "format_error");
+    let mut adaptive = body.clone();
+    adaptive["format"] = json!("adaptive");
+    let answer = serve.call("POST", "/v1/edit/reward", Some(&adaptive));
+    assert_eq!(answer.body["rewards"], json!([1.0, 1.0, 0.0]));
+    let mut bad = body;
+    bad["responses"] = json!([]);
+    let answer = serve.call("POST", "/v1/edit/reward", Some(&bad));
+    assert_eq!(answer.status, 400);
+    assert!(
+        answer.error_message().contains("at least one reply"),
+        "{}",
+        answer.body
+    );
 }

@@ -285,7 +285,7 @@ fn without_captured_ids_exports_fail_unless_retokenizing_is_asked_for() {
 }
 
 #[test]
-fn the_compression_bonus_is_refused_in_runs_and_bad_reward_settings_are_named() {
+fn the_compression_bonus_needs_a_tokenizer_and_bad_reward_settings_are_named() {
     let cache = tempfile::tempdir().unwrap();
     let graded = RunArgs::new(&cache.path().join("run")).args(["--eval"]);
     let refused = graded
@@ -295,9 +295,21 @@ fn the_compression_bonus_is_refused_in_runs_and_bad_reward_settings_are_named() 
         .run(cache.path());
     assert!(!refused.status.success());
     assert!(
-        stderr(&refused).contains("swerve context reward"),
+        stderr(&refused).contains("no tokenizer is configured")
+            && stderr(&refused).contains("reward.tokenizer"),
         "{}",
         stderr(&refused)
+    );
+    let missing = graded
+        .clone()
+        .set("reward.compression_weight=0.2")
+        .set("reward.tokenizer=\"/nonexistent/model\"")
+        .args([TASK])
+        .run(cache.path());
+    assert!(
+        failed(&missing).contains("reward.tokenizer /nonexistent/model"),
+        "{}",
+        stderr(&missing)
     );
     let negative = graded
         .set("reward.format_exit_penalty=-0.5")

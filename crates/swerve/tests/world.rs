@@ -123,8 +123,11 @@ fn python_runs_are_predicted_and_everything_else_runs_for_real() {
     let last = requests.last().unwrap().body["messages"].to_string();
     assert!(last.contains("python3 -m unittest -v"), "{last}");
     assert!(last.contains("diff --git a/calc/parser.py"), "{last}");
-    // No analysis model: the context says so.
-    assert!(last.contains("(not available)"), "{last}");
+    // SWE-World's template (Fig. G.2) by default; no analysis model: its section is empty.
+    assert!(
+        last.contains(r"### 1. Initial Analysis of the Problem\n\n\n### 2. Problem Description"),
+        "{last}"
+    );
 }
 
 #[test]
@@ -430,4 +433,194 @@ fn recording_refuses_the_world_environment_and_bad_samples_are_located() {
         error.contains("bad.jsonl:1: not a world-model sample"),
         "{error}"
     );
+}
+
+/// Reverse-reasoning CoT data (SWE-World §4.2.2, App. B.1, Fig. G.4) end to end: a loopback
+/// teacher that sees each sample's true result, a leak check and a loopback judge. The
+/// first SWT sample's true output holds a unique planted string, which the teacher quotes:
+/// the leak check rejects it. The SWR sample's reasoning reasons backward: the judge
+/// rejects it with its reasons. Only the clean sample becomes a `<think>…</think>` target,
+/// and no accepted target's reasoning quotes the planted string. A rerun resumes.
+#[test]
+fn reverse_reasoning_targets_never_quote_the_answer_unless_rejected() {
+    use swerve_core::Task;
+    use swerve_tools::WorkspaceFs;
+    use swerve_world::TransitionContext;
+    use swerve_world::context::{ContextConfig, IssueInputs, Sources, SwrContext};
+    use swerve_world::fidelity::CommandResult;
+    use swerve_world::samples::{RealGrade, SwrSample, SwtSample, WorldSample};
+    use swerve_world::tokens::ApproxTokens;
+
+    const PLANTED: &str = "PLANTED-ANSWER-5e2b9d1f-unique";
+    let cache = tempfile::tempdir().unwrap();
+    let repo = cache.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(
+        repo.join("t.py"),
+        "from calc import add\nprint(add(1, 2))\n",
+    )
+    .unwrap();
+    let fs = WorkspaceFs::new(&repo);
+    let sources = Sources {
+        workspace: &fs,
+        original: &fs,
+        counter: &ApproxTokens,
+    };
+    let mut task = Task::new("o__calc-1", "o/calc", "abc", "add() subtracts.");
+    task.patch =
+        Some("diff --git a/calc.py b/calc.py\n-    return a - b\n+    return a + b\n".into());
+    task.fail_to_pass = vec!["t.py::test_add".into()];
+    let inputs = IssueInputs {
+        task: &task,
+        initial_analysis: Some("- add() uses `-` instead of `+`."),
+        agent_patch: "diff --git a/calc.py b/calc.py\n+    return a + b\n",
+    };
+    let config = ContextConfig::default();
+    let command = |stdout: &str| CommandResult {
+        stdout: stdout.to_owned(),
+        stderr: String::new(),
+        exit_code: 0,
+    };
+    let samples = [
+        WorldSample::Swt(SwtSample::new(
+            "o__calc-1__0",
+            TransitionContext::assemble(&inputs, "python t.py", &sources, &config),
+            command(&format!("{PLANTED}\n")),
+        )),
+        WorldSample::Swt(SwtSample::new(
+            "o__calc-1__1",
+            TransitionContext::assemble(&inputs, "python t.py", &sources, &config),
+            command("3\n"),
+        )),
+        WorldSample::Swr(SwrSample::new(
+            "o__calc-1__0",
+            SwrContext::assemble(&inputs, "pytest t.py", &sources, &config),
+            RealGrade {
+                reward: 1,
+                test_report: format!("t.py::test_add PASSED {PLANTED}"),
+            },
+        )),
+    ];
+    let file = cache.path().join("samples.jsonl");
+    let lines: Vec<String> = samples
+        .iter()
+        .map(|sample| serde_json::to_string(sample).unwrap())
+        .collect();
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+
+    // The teacher copies the true result after its reasoning; it quotes the planted
+    // string when it is there, and reasons backward for SWR.
+    let (url, received) = common::start_answering(|request| {
+        let messages = request.body["messages"].as_array().unwrap();
+        let system = messages[0]["content"].as_str().unwrap();
+        let user = messages[1]["content"].as_str().unwrap();
+        if system.starts_with("You review chain-of-thought") {
+            let reasoning = user.split("### Reasoning to check\n").nth(1).unwrap();
+            return if reasoning.contains("output shows") {
+                r#"{"verdict": "reject", "reasons": "it reasons backward from the output"}"#
+            } else {
+                r#"{"verdict": "accept", "reasons": "a forward derivation from the code"}"#
+            }
+            .to_owned();
+        }
+        let truth = user
+            .split("[DO NOT USE THIS IN REASONING; ONLY COPY AT THE END]\n")
+            .nth(1)
+            .unwrap()
+            .split("\n\n### YOUR TASK")
+            .next()
+            .unwrap();
+        let reasoning = if truth.contains("test_report") {
+            "The output shows the test passing, so the reward is 1.".to_owned()
+        } else if truth.contains(PLANTED) {
+            format!("t.py prints {PLANTED} because add works.")
+        } else {
+            "t.py calls add(1, 2); with the agent's fix add returns 3, which print writes."
+                .to_owned()
+        };
+        format!("<sim_reasoning>\n{reasoning}\n</sim_reasoning>\n{truth}")
+    });
+    let out = cache.path().join("cot.jsonl");
+    let args = [
+        "data",
+        "world",
+        file.to_str().unwrap(),
+        "--reasoning",
+        "--teacher",
+        "teacher-model",
+        "--base-url",
+        &url,
+        "--judge",
+        "judge-model",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let printed = run_ok(cache.path(), &args, &[]);
+    assert!(
+        printed.contains("1 samples with reasoning written"),
+        "{printed}"
+    );
+    assert!(printed.contains("2 rejected"), "{printed}");
+
+    let accepted = trajectory_lines(&out);
+    assert_eq!(accepted.len(), 1);
+    let row = &accepted[0];
+    assert_eq!(row["kind"], "swt");
+    assert_eq!(row["rollout"], "o__calc-1__1");
+    assert_eq!(row["cot"]["judge"], "judge-model");
+    assert_eq!(
+        row["cot"]["judge_reasons"],
+        "a forward derivation from the code"
+    );
+    let messages = row["messages"].as_array().unwrap();
+    // The paper's SWT template (Fig. G.2), then the CoT target.
+    assert!(
+        messages[0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("You are an expert Python code execution simulator")
+    );
+    let target = messages[2]["content"].as_str().unwrap();
+    assert_eq!(
+        target,
+        "<think>\nt.py calls add(1, 2); with the agent's fix add returns 3, which print writes.\n</think>\n{\"stdout\":\"3\\n\",\"stderr\":\"\",\"exit_code\":0}"
+    );
+    for row in &accepted {
+        let target = row["messages"][2]["content"].as_str().unwrap();
+        let think = target.split("</think>").next().unwrap();
+        assert!(!think.contains(PLANTED), "{target}");
+    }
+
+    // The rejections, with their reasons: three leaking attempts, three judged backward.
+    let rejected = trajectory_lines(&cache.path().join("cot.rejected.jsonl"));
+    assert_eq!(rejected.len(), 2);
+    let leaked = rejected.iter().find(|row| row["kind"] == "swt").unwrap();
+    let reasons = leaked["reasons"].as_array().unwrap();
+    assert_eq!(reasons.len(), 3);
+    assert!(
+        reasons[0]
+            .as_str()
+            .unwrap()
+            .contains("leak check: the reasoning quotes the true result"),
+        "{reasons:?}"
+    );
+    let judged = rejected.iter().find(|row| row["kind"] == "swr").unwrap();
+    assert!(
+        judged["reasons"][0]
+            .as_str()
+            .unwrap()
+            .contains("rejected by the judge: it reasons backward from the output"),
+        "{judged}"
+    );
+    // The teacher saw the true result; 1 + 3 + 3 teacher calls, 1 + 3 judge calls.
+    assert_eq!(received.lock().unwrap().len(), 11);
+
+    // A rerun resumes: nothing is asked again.
+    let printed = run_ok(cache.path(), &args, &[]);
+    assert!(
+        printed.contains("0 samples with reasoning written"),
+        "{printed}"
+    );
+    assert_eq!(received.lock().unwrap().len(), 11);
+    assert_eq!(trajectory_lines(&out).len(), 1);
 }

@@ -10,9 +10,11 @@ pub mod judge;
 pub mod mine;
 pub mod normalize;
 pub mod run;
+pub mod split;
 pub mod viewers;
 pub mod writer;
 
 pub use instance::{BenchError, EditInstance, read_instances, write_jsonl};
-pub use mine::{MineOptions, mine};
+pub use mine::{MineOptions, MineUnit, mine};
 pub use run::{InstanceResult, Rate, RunOptions, Summary, run, run_and_summarize};
+pub use split::{Decontaminator, parse_splits, split_by_pr};

@@ -15,6 +15,7 @@ use super::instance::EditInstance;
 use super::judge::{Judgement, judge};
 use super::normalize;
 use crate::blocks::{MatchOptions, Mode};
+use crate::format::EditFormat;
 use crate::subagent::{EditStatus, SourceFile, edit};
 
 /// How to run.
@@ -24,6 +25,8 @@ pub struct RunOptions {
     pub concurrency: usize,
     /// The matching aids applied to the editor's blocks.
     pub matching: MatchOptions,
+    /// The editor's format policy.
+    pub format: EditFormat,
 }
 
 /// One instance's result (a line of `results.jsonl`).
@@ -71,6 +74,7 @@ pub async fn evaluate(
     editor: &dyn Model,
     judge_model: Option<&dyn Model>,
     matching: &MatchOptions,
+    format: EditFormat,
 ) -> InstanceResult {
     let path = if instance.path.is_empty() {
         "file"
@@ -81,7 +85,7 @@ pub async fn evaluate(
         path,
         text: &instance.original,
     };
-    let outcome = edit(editor, file, &instance.instruction, matching).await;
+    let outcome = edit(editor, file, &instance.instruction, matching, format).await;
     let applied = matches!(outcome.status, EditStatus::Applied | EditStatus::Unchanged);
     let result = outcome.new_text.as_deref().filter(|_| applied);
     let matches = |normalize: &dyn Fn(&str) -> String| {
@@ -131,7 +135,15 @@ pub async fn run<E>(
     mut record: impl FnMut(&InstanceResult) -> Result<(), E>,
 ) -> Result<Vec<InstanceResult>, E> {
     let mut results = stream::iter(instances)
-        .map(|instance| evaluate(instance, editor, judge_model, &options.matching))
+        .map(|instance| {
+            evaluate(
+                instance,
+                editor,
+                judge_model,
+                &options.matching,
+                options.format,
+            )
+        })
         .buffered(options.concurrency.max(1));
     let mut all = Vec::with_capacity(instances.len());
     while let Some(result) = results.next().await {

@@ -15,7 +15,19 @@ pub enum CallSyntax {
     Hermes,
     /// OpenAI `tool_calls`.
     Native,
+    /// SWE-agent's discussion and one command in a fenced code block.
+    Fenced,
 }
+
+/// SWE-agent's format-error text (its `format_error_template`), for every fenced error.
+const FENCED_ERROR: &str = "Your output was not formatted correctly. You must always include one discussion and one command as part of your response. Make sure you do not have multiple discussion/command tags.
+Please make sure your output precisely matches the following format:
+DISCUSSION
+Discuss here with yourself about what your planning and what you're going to do in this step.
+
+```
+command(s) that you're going to run
+```";
 
 /// The Hermes call layout, as Qwen's tool prompt shows it.
 pub(super) const HERMES_LAYOUT: &str =
@@ -101,6 +113,24 @@ impl std::error::Error for FormatError {}
 impl fmt::Display for FormatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Self::NoCall {
+                syntax: CallSyntax::Fenced,
+            }
+            | Self::MissingName {
+                syntax: CallSyntax::Fenced,
+            }
+            | Self::UnclosedBlock {
+                syntax: CallSyntax::Fenced,
+                ..
+            } => f.write_str(FENCED_ERROR),
+            Self::MultipleCalls {
+                syntax: CallSyntax::Fenced,
+                names,
+            } => write!(
+                f,
+                "Your response contains {} commands in separate code blocks, but only a *SINGLE* command per response is allowed.\n{FENCED_ERROR}",
+                names.len()
+            ),
             Self::NoCall {
                 syntax: CallSyntax::Hermes,
             } => write!(

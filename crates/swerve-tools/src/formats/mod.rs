@@ -7,7 +7,8 @@
 //! - [`NativeFormat`]: OpenAI `tools` in the request, `tool_calls` in the reply, results
 //!   as `role: tool` messages;
 //! - [`HermesFormat`]: Hermes/Qwen `<tool_call>{"name": …, "arguments": {…}}</tool_call>`
-//!   in the reply text, results wrapped in `<tool_response>…</tool_response>`.
+//!   in the reply text, results wrapped in `<tool_response>…</tool_response>`;
+//! - [`FencedFormat`]: SWE-agent's discussion and one command in a fenced code block.
 //!
 //! Parsing tolerates real model noise (prose around the call, code fences, CRLF line ends,
 //! a closing tag cut off by a stop sequence, calls drafted inside `<think>…</think>`) but
@@ -17,6 +18,7 @@
 
 mod budget;
 mod error;
+mod fenced;
 mod hermes;
 mod json;
 mod native;
@@ -29,13 +31,15 @@ use swerve_core::ToolCall;
 
 pub use budget::FormatErrorBudget;
 pub use error::{CallSyntax, FormatError};
+pub use fenced::{FencedFormat, command_call};
 pub use hermes::HermesFormat;
 pub use native::{FALLBACK_CALL_ID, NativeFormat};
 pub use xml::{Pick, XmlFormat};
 
 /// The names [`from_name`] accepts, one per format: R2E-Gym XML (first block), SWE-AGILE
-/// XML (last block), native OpenAI tool calls, and Hermes/Qwen `<tool_call>` JSON.
-pub const FORMAT_NAMES: [&str; 4] = ["xml", "xml_last", "native", "hermes"];
+/// XML (last block), native OpenAI tool calls, Hermes/Qwen `<tool_call>` JSON, and
+/// SWE-agent's fenced command.
+pub const FORMAT_NAMES: [&str; 5] = ["xml", "xml_last", "native", "hermes", "fenced"];
 
 /// The format called `name` (one of [`FORMAT_NAMES`]), or `None` for any other name.
 pub fn from_name(name: &str) -> Option<Box<dyn ToolFormat>> {
@@ -44,6 +48,7 @@ pub fn from_name(name: &str) -> Option<Box<dyn ToolFormat>> {
         "xml_last" => Box::new(XmlFormat::new(Pick::Last)),
         "native" => Box::new(NativeFormat),
         "hermes" => Box::new(HermesFormat),
+        "fenced" => Box::new(FencedFormat),
         _ => return None,
     })
 }

@@ -28,7 +28,11 @@ pub fn analysis_messages(
         .hints_text
         .as_deref()
         .filter(|hints| !hints.trim().is_empty())
-        .map_or_else(|| "(none)".to_owned(), |hints| cut(hints, budgets.hints));
+        .map_or_else(
+            || "(none)".to_owned(),
+            // The analysis sees the discussion (Fig. G.1) even when the world models do not.
+            |hints| cut(hints, nonzero_or(budgets.hints, ANALYSIS_HINTS)),
+        );
     let mut message = prompt::Message::default();
     message.section("Repository", &task.repo);
     message.section(
@@ -58,4 +62,12 @@ pub fn analysis_messages(
             "Write the initial analysis: 5 to 10 bullet points, plain English, nothing else.",
         )),
     ]
+}
+
+/// The hints' budget in the analysis prompt when `budgets.hints` is 0 (hints off for the
+/// world models).
+const ANALYSIS_HINTS: usize = 2_048;
+
+fn nonzero_or(budget: usize, default: usize) -> usize {
+    if budget == 0 { default } else { budget }
 }

@@ -8,7 +8,7 @@ use swerve_llm::Message;
 
 use super::files::{FileText, executed, fenced, given};
 use super::prompt::{self, SWR_SYSTEM_PROMPT};
-use super::{ContextConfig, IssueContext, IssueInputs, Sources};
+use super::{ContextConfig, IssueContext, IssueInputs, PromptStyle, Sources};
 use crate::patch_files::patch_paths;
 use crate::targets::{Target, TargetKind, Targets, resolve};
 use crate::tokens::{TokenCounter, fit};
@@ -68,6 +68,9 @@ pub struct SwrContext {
     pub fail_to_pass: TestList,
     /// Tests that must keep passing.
     pub pass_to_pass: TestList,
+    /// The templates [`SwrContext::messages`] renders with.
+    #[serde(default)]
+    pub prompts: PromptStyle,
 }
 
 impl SwrContext {
@@ -152,11 +155,21 @@ impl SwrContext {
             test_patch,
             fail_to_pass,
             pass_to_pass,
+            prompts: PromptStyle::default(),
         }
+    }
+
+    /// The context rendered with `prompts`.
+    pub fn with_prompts(mut self, prompts: PromptStyle) -> Self {
+        self.prompts = prompts;
+        self
     }
 
     /// The user message.
     pub fn user_prompt(&self) -> String {
+        if self.prompts == PromptStyle::Paper {
+            return super::paper::swr_user(self);
+        }
         let mut message = prompt::Message::default();
         message.section("Test command", &fenced("bash", &self.test_command));
         message.section(
@@ -184,7 +197,10 @@ impl SwrContext {
     /// The system and user messages for the reward model.
     pub fn messages(&self) -> Vec<Message> {
         vec![
-            Message::system(SWR_SYSTEM_PROMPT),
+            Message::system(match self.prompts {
+                PromptStyle::Paper => super::paper::PAPER_SWR_SYSTEM,
+                PromptStyle::Swerve => SWR_SYSTEM_PROMPT,
+            }),
             Message::user(self.user_prompt()),
         ]
     }

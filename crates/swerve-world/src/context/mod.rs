@@ -7,6 +7,7 @@
 mod analysis;
 mod evaluation;
 mod files;
+pub mod paper;
 mod prompt;
 mod transition;
 
@@ -20,8 +21,21 @@ use crate::tokens::{TokenCounter, fit};
 pub use analysis::analysis_messages;
 pub use evaluation::{SwrContext, TestList};
 pub use files::FileText;
+pub use paper::{PAPER_SWR_SYSTEM, PAPER_SWT_SYSTEM};
 pub use prompt::{ANALYSIS_SYSTEM_PROMPT, SWR_SYSTEM_PROMPT, SWT_SYSTEM_PROMPT};
 pub use transition::TransitionContext;
+
+/// Which prompt templates the world models are asked with (`world.prompts`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PromptStyle {
+    /// SWE-World's own templates (paper Figs. G.2, G.3), which its released SWT and SWR
+    /// models were trained on: numbered `### N.` sections, no hints, no original files.
+    #[default]
+    Paper,
+    /// swerve's wording, with the hints and the original contents of modified files.
+    Swerve,
+}
 
 /// Token budgets per section (SWE-World's caps where it has them).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,7 +45,8 @@ pub struct Budgets {
     pub initial_analysis: usize,
     /// The problem statement (SWE-World: 10,240).
     pub problem_statement: usize,
-    /// The hints from the issue discussion (SWE-World leaves them out).
+    /// The hints from the issue discussion (SWE-World leaves them out, and so does the
+    /// default, 0; only the `swerve` prompts show them).
     pub hints: usize,
     /// The command (SWE-World: 5,120).
     pub command: usize,
@@ -55,7 +70,7 @@ impl Default for Budgets {
         Self {
             initial_analysis: 5_120,
             problem_statement: 10_240,
-            hints: 2_048,
+            hints: 0,
             command: 5_120,
             code: 15_360,
             original_files: 15_360,

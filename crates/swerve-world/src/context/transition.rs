@@ -5,7 +5,7 @@ use swerve_llm::Message;
 
 use super::files::{FileText, executed, fenced};
 use super::prompt::{self, SWT_SYSTEM_PROMPT};
-use super::{ContextConfig, IssueContext, IssueInputs, Sources};
+use super::{ContextConfig, IssueContext, IssueInputs, PromptStyle, Sources};
 use crate::targets::Targets;
 use crate::tokens::fit;
 
@@ -21,6 +21,9 @@ pub struct TransitionContext {
     pub executed_files: Vec<FileText>,
     /// Some of the code is in the command itself (`python -c`, a here-document).
     pub inline_code: bool,
+    /// The templates [`TransitionContext::messages`] renders with.
+    #[serde(default)]
+    pub prompts: PromptStyle,
 }
 
 impl TransitionContext {
@@ -46,11 +49,21 @@ impl TransitionContext {
             command: command.into_owned(),
             executed_files,
             inline_code: targets.inline_code,
+            prompts: PromptStyle::default(),
         }
+    }
+
+    /// The context rendered with `prompts`.
+    pub fn with_prompts(mut self, prompts: PromptStyle) -> Self {
+        self.prompts = prompts;
+        self
     }
 
     /// The user message.
     pub fn user_prompt(&self) -> String {
+        if self.prompts == PromptStyle::Paper {
+            return super::paper::swt_user(self);
+        }
         let mut message = prompt::Message::default();
         message.section("Command to run", &fenced("bash", &self.command));
         message.issue(&self.issue);
@@ -69,7 +82,10 @@ impl TransitionContext {
     /// The system and user messages for the transition model.
     pub fn messages(&self) -> Vec<Message> {
         vec![
-            Message::system(SWT_SYSTEM_PROMPT),
+            Message::system(match self.prompts {
+                PromptStyle::Paper => super::paper::PAPER_SWT_SYSTEM,
+                PromptStyle::Swerve => SWT_SYSTEM_PROMPT,
+            }),
             Message::user(self.user_prompt()),
         ]
     }

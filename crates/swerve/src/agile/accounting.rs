@@ -126,6 +126,39 @@ pub fn account(
     })
 }
 
+/// The compression rates of `trajectory` under `window` without the per-step contexts: the
+/// code's (final conversation under the window vs. with all reasoning), and with `paper`
+/// the paper's Eq. 3 from the per-step tuples.
+pub fn rates(
+    tokens: &Tokens,
+    trajectory: &Trajectory,
+    conversation: &[Message],
+    window: Window,
+    paper: bool,
+) -> Result<(f64, Option<f64>)> {
+    let final_under = |window| tokens.count(&policy(window).apply(conversation), false);
+    let code = rate(final_under(window)?, final_under(Window::All)?);
+    if !paper {
+        return Ok((code, None));
+    }
+    let mut steps = Vec::with_capacity(trajectory.steps.len());
+    for (index, step) in trajectory.steps.iter().enumerate() {
+        let text = |text: Option<&String>| text.map_or(Ok(0), |text| tokens.text(text));
+        steps.push(StepTokens {
+            step: index,
+            sent: None,
+            window: 0,
+            full: 0,
+            reasoning: text(step.reasoning.as_ref())?,
+            digest: text(step.digest.as_ref())?,
+            action: tokens.text(&action_text(&step.reply_turn(), step.digest.as_deref()))?,
+            observation: text(step.observation.as_ref())?,
+        });
+    }
+    let (hybrid, full) = paper_sums(&steps, window);
+    Ok((code, Some(rate(hybrid, full))))
+}
+
 /// `1 - part / whole`; 0 for an empty whole.
 fn rate(part: usize, whole: usize) -> f64 {
     if whole == 0 {

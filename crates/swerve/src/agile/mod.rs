@@ -8,6 +8,7 @@
 //! as the `agile` preset sends it. See `docs/agile.md`.
 
 pub mod accounting;
+pub mod online;
 pub mod plot;
 pub mod reward;
 pub mod snapshots;

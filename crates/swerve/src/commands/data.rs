@@ -28,7 +28,7 @@ pub fn run(config: &Config, command: DataCommand) -> Result<ExitCode> {
         DataCommand::Backfill(args) => backfill::run(config, &args),
         DataCommand::Advantages(args) => advantages::run(config, &args),
         DataCommand::Export(args) => export::run(config, &args),
-        DataCommand::World(args) => world::run(&args),
+        DataCommand::World(args) => world::run(config, &args),
     }
 }
 

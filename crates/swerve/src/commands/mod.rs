@@ -91,6 +91,9 @@ fn sources(cli: &Cli) -> Sources {
     if let Command::Data(DataCommand::Backfill(args)) = &cli.command {
         assignments.extend(args.assignments());
     }
+    if let Command::Data(DataCommand::World(args)) = &cli.command {
+        assignments.extend(args.assignments());
+    }
     if let Command::EditBench(command) = &cli.command {
         assignments.extend(command.assignments());
     }

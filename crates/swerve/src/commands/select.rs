@@ -13,6 +13,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use swerve_core::atomic::write_atomically;
 use swerve_eval::predictions::Prediction;
+use swerve_train::stats::render_rate;
 
 use crate::cli::SelectArgs;
 use crate::config::Config;
@@ -176,5 +177,22 @@ fn render(selection: &Selection) -> String {
         "resolve rate of all candidates (real evaluation): {}\n",
         percent(selection.resolve_rate)
     ));
+    for (what, rates) in [
+        ("runs", &selection.across_runs),
+        ("samples", &selection.across_samples),
+    ] {
+        if let Some(spread) = rates.spread.as_ref().filter(|spread| spread.n > 1) {
+            let each: Vec<String> = rates
+                .repeats
+                .iter()
+                .map(|repeat| format!("{} {:.1}%", repeat.repeat, repeat.rate * 100.0))
+                .collect();
+            text.push_str(&format!(
+                "across {what}: {} [{}]\n",
+                render_rate(spread),
+                each.join(", ")
+            ));
+        }
+    }
     text
 }

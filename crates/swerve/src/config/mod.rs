@@ -12,7 +12,7 @@ pub mod serve;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use swerve_agent::episode::AgentConfig;
 use swerve_agent::prompt::PromptTemplates;
@@ -241,14 +241,31 @@ impl Config {
     }
 
     /// The tool-call format `run.format` names.
+    ///
+    /// Also checks that the tools fit it: `tools.rename`, and SWE-agent's toolset with its
+    /// fenced format and no other.
     pub fn format(&self) -> Result<Box<dyn ToolFormat>> {
-        formats::from_name(&self.run.format).with_context(|| {
+        let format = formats::from_name(&self.run.format).with_context(|| {
             format!(
                 "unknown tool-call format {:?} (run.format, --format); choose one of {}",
                 self.run.format,
                 formats::FORMAT_NAMES.join(", ")
             )
-        })
+        })?;
+        self.tools
+            .validate()
+            .map_err(|error| anyhow::anyhow!(error))?;
+        let swe_agent = self.tools.toolset == swerve_tools::Toolset::SweAgent;
+        if swe_agent != (format.name() == "fenced") {
+            bail!(
+                "run.format = {:?} and tools.toolset = {:?} do not fit: SWE-agent's toolset \
+                 (tools.toolset = \"swe_agent\") is called with run.format = \"fenced\" and the fenced \
+                 format only works with it (--preset swe-agent sets both)",
+                self.run.format,
+                if swe_agent { "swe_agent" } else { "r2egym" }
+            );
+        }
+        Ok(format)
     }
 
     /// The price table: the built-in one, with `run.prices` over it.

@@ -46,6 +46,7 @@ const PRESETS: &[Preset] = presets![
     "native",
     "hermes",
     "long",
+    "swe-agent",
     "rl-stage1",
     "rl-stage2" over "rl-stage1",
     "agile" over "agile-upstream",
@@ -54,6 +55,7 @@ const PRESETS: &[Preset] = presets![
     "edit-viewer",
     "edit-editor",
     "edit-full",
+    "edit-fixed" over "edit-full",
 ];
 
 /// Every built-in preset.

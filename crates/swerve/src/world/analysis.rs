@@ -52,10 +52,14 @@ impl Analyses {
         })
     }
 
-    /// `task`'s analysis: from the cache, else generated and cached. `None` when no analysis
+    /// `task`'s analysis: the row's own `initial_analysis` when it has one (SWE-World's
+    /// rows carry it, App. A.1), else from the cache, else generated and cached. `None` when no analysis
     /// model is configured, or when generation failed (logged; the world models then see
     /// no analysis, and the next rollout tries again).
     pub async fn get(&self, task: &Task) -> Option<String> {
+        if let Some(own) = row_analysis(task) {
+            return Some(own.to_owned());
+        }
         let model = self.model.as_ref()?;
         let cell = self
             .cells
@@ -136,5 +140,36 @@ impl Analyses {
             tracing::warn!("cannot cache the analysis at {}: {error}", path.display());
         }
         Some(cached.analysis)
+    }
+}
+
+/// The task row's own `initial_analysis`, when it is a non-empty string.
+pub fn row_analysis(task: &Task) -> Option<&str> {
+    task.extra
+        .get("initial_analysis")
+        .and_then(|value| value.as_str())
+        .filter(|text| !text.trim().is_empty())
+}
+
+#[cfg(test)]
+mod row_tests {
+    use super::*;
+
+    /// SWE-World's rows carry their own `initial_analysis` (App. A.1): it is used as it is,
+    /// without asking (or needing) an analysis model; an empty one counts as none.
+    #[tokio::test]
+    async fn a_rows_own_analysis_is_used() {
+        let cache = tempfile::tempdir().unwrap();
+        let analyses = Analyses::new(&WorldConfig::default(), cache.path()).unwrap();
+        let mut task = Task::new("o__r-1", "o/r", "abc", "It breaks.");
+        assert_eq!(analyses.get(&task).await, None);
+        task.extra
+            .insert("initial_analysis".into(), "- the row's analysis".into());
+        assert_eq!(
+            analyses.get(&task).await.as_deref(),
+            Some("- the row's analysis")
+        );
+        task.extra.insert("initial_analysis".into(), "  ".into());
+        assert_eq!(row_analysis(&task), None);
     }
 }

@@ -127,7 +127,8 @@ impl EvaluationContexts {
             counter: &ApproxTokens,
         };
         let context =
-            SwrContext::assemble(&inputs, &spec.test_command(), &sources, &self.world.context);
+            SwrContext::assemble(&inputs, &spec.test_command(), &sources, &self.world.context)
+                .with_prompts(self.world.prompts);
         if let Err(error) = workspace.destroy() {
             tracing::warn!("cannot remove a grading workspace: {error}");
         }

@@ -16,7 +16,7 @@ use std::time::Duration;
 use swerve_core::{Shell, Task};
 use swerve_tools::WorkspaceFs;
 use swerve_world::tokens::ApproxTokens;
-use swerve_world::{ContextConfig, IssueInputs, Sources, TransitionContext};
+use swerve_world::{IssueInputs, Sources, TransitionContext, WorldConfig};
 
 use analysis::Analyses;
 
@@ -38,7 +38,7 @@ pub fn agent_patch(shell: &dyn Shell) -> String {
 /// The transition context of `command` in a rollout of `task` working in `workspace`: the
 /// agent's patch so far (read through `shell`), the task's initial analysis, and the files
 /// the command would run, beside their originals in `base` (the repository at the base
-/// commit).
+/// commit), rendered with the `world.prompts` templates.
 pub async fn transition_context(
     analyses: &Analyses,
     task: &Task,
@@ -46,7 +46,7 @@ pub async fn transition_context(
     workspace: &WorkspaceFs,
     base: &WorkspaceFs,
     command: &str,
-    config: &ContextConfig,
+    world: &WorldConfig,
 ) -> TransitionContext {
     let patch = agent_patch(shell);
     let analysis = analyses.get(task).await;
@@ -60,5 +60,6 @@ pub async fn transition_context(
         original: base,
         counter: &ApproxTokens,
     };
-    TransitionContext::assemble(&inputs, command, &sources, config)
+    TransitionContext::assemble(&inputs, command, &sources, &world.context)
+        .with_prompts(world.prompts)
 }

@@ -178,7 +178,7 @@ impl CallInterceptor for RecordingInterceptor {
             fs,
             &self.base,
             &command,
-            &world.context,
+            world,
         ));
         let simulated = recorder.transition.as_ref().map(|model| {
             self.runtime.block_on(simulate_command(

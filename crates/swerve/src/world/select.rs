@@ -14,6 +14,7 @@ use serde::Serialize;
 use swerve_agent::reasoning::window::draw;
 use swerve_core::trajectory::{Outcome, read_trajectory};
 use swerve_train::advantage::pass_at_k;
+use swerve_train::stats::{RepeatedRates, repeated_rates};
 
 use super::grading::EVALUATOR;
 
@@ -244,6 +245,12 @@ pub struct Selection {
     pub max_k: usize,
     /// The real resolve rate over every candidate with a real grade.
     pub resolve_rate: Option<f64>,
+    /// The real resolve rate of each run directory given, with mean, std and SEM over runs
+    /// (SWE-Edit's and SWE-AGILE's repeated runs).
+    pub across_runs: RepeatedRates,
+    /// The real resolve rate of each sample index of each run (`RUN#k`), with mean, std and
+    /// SEM over them (the RL seed's 10 samples per task, each a run over the tasks).
+    pub across_samples: RepeatedRates,
     pub metrics: Vec<AtK>,
     pub tasks: Vec<TaskSelection>,
 }
@@ -297,6 +304,7 @@ pub fn select(tasks: BTreeMap<String, Vec<Candidate>>, by: SelectBy, seed: u64) 
         .collect();
     let resolve_rate = (!graded.is_empty())
         .then(|| graded.iter().filter(|&&r| r).count() as f64 / graded.len() as f64);
+    let (across_runs, across_samples) = repeats(&tasks);
     let tasks = tasks
         .into_iter()
         .map(|(id, candidates)| TaskSelection {
@@ -310,9 +318,69 @@ pub fn select(tasks: BTreeMap<String, Vec<Candidate>>, by: SelectBy, seed: u64) 
         seed,
         max_k,
         resolve_rate,
+        across_runs,
+        across_samples,
         metrics,
         tasks,
     }
+}
+
+/// A repeat over the tasks, ordered by the run's position among the runs given, then by
+/// sample; shown by its label.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Repeat {
+    run: usize,
+    sample: Option<usize>,
+    label: String,
+}
+
+impl std::fmt::Display for Repeat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.label)
+    }
+}
+
+/// The really graded candidates' resolve rates per run and per run and sample index.
+fn repeats(tasks: &BTreeMap<String, Vec<Candidate>>) -> (RepeatedRates, RepeatedRates) {
+    let mut runs: Vec<&Path> = Vec::new();
+    for candidate in tasks.values().flatten() {
+        if !runs.contains(&candidate.run.as_path()) {
+            runs.push(&candidate.run);
+        }
+    }
+    let graded = || {
+        tasks.values().flatten().filter_map(|candidate| {
+            let run = runs
+                .iter()
+                .position(|run| *run == candidate.run)
+                .expect("a run seen");
+            let sample = candidate
+                .rollout
+                .rsplit_once("__")
+                .and_then(|(_, sample)| sample.parse::<usize>().ok());
+            Some((run, sample, candidate.resolved?))
+        })
+    };
+    let across_runs = repeated_rates(graded().map(|(run, _, resolved)| {
+        let label = runs[run].display().to_string();
+        (
+            Repeat {
+                run,
+                sample: None,
+                label,
+            },
+            resolved,
+        )
+    }));
+    let across_samples = repeated_rates(graded().map(|(run, sample, resolved)| {
+        let label = format!(
+            "{}#{}",
+            runs[run].display(),
+            sample.map_or("?".to_owned(), |sample| sample.to_string())
+        );
+        (Repeat { run, sample, label }, resolved)
+    }));
+    (across_runs, across_samples)
 }
 
 #[cfg(test)]

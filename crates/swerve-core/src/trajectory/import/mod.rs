@@ -11,6 +11,7 @@
 //! | SWE-agent `.traj` | [`swe_agent`] | the whole document |
 //! | R2E-Gym JSON lines | [`r2e_gym`] | one line |
 //! | OpenHands `output.jsonl` | [`openhands`] | one line |
+//! | SWE-Dev JSON lines (`{traj_id, messages}`) | [`swe_dev`] | one line |
 //!
 //! [`detect_and_import`] reads a file of any of these (or a swerve trajectory file) and
 //! tells them apart by shape ([`detect`]).
@@ -20,6 +21,7 @@ mod mini_swe_agent;
 mod openhands;
 mod r2e_gym;
 mod swe_agent;
+mod swe_dev;
 mod text;
 
 use std::path::Path;
@@ -30,6 +32,7 @@ pub use mini_swe_agent::mini_swe_agent;
 pub use openhands::openhands;
 pub use r2e_gym::r2e_gym;
 pub use swe_agent::swe_agent;
+pub use swe_dev::swe_dev;
 
 use super::error::{TrajectoryError, TrajectoryErrorKind};
 use super::{Trajectory, parse_trajectory};
@@ -47,6 +50,8 @@ pub enum Format {
     R2eGym,
     /// One line of OpenHands' `output.jsonl`.
     OpenHands,
+    /// One line of SWE-Dev's trajectories (`traj_id` or `instance_id`, and `messages`).
+    SweDev,
 }
 
 /// Which format a JSON document (or JSON-lines record) is in, by its shape.
@@ -63,13 +68,16 @@ pub fn detect(value: &Value) -> Option<Format> {
         Some(Format::MiniSweAgent)
     } else if list("history") && (has("test_result") || has("metadata") || has("instance_id")) {
         Some(Format::OpenHands)
+    } else if list("messages") && (has("traj_id") || has("instance_id")) {
+        Some(Format::SweDev)
     } else {
         None
     }
 }
 
 /// Reads the file at `path` and imports every trajectory in it: one for a swerve file, a
-/// mini-swe-agent or a SWE-agent file, one per line for R2E-Gym and OpenHands JSON lines.
+/// mini-swe-agent or a SWE-agent file, one per line for R2E-Gym, OpenHands and SWE-Dev JSON
+/// lines.
 ///
 /// Two things come from next to the document: a SWE-agent trajectory without an instance
 /// id gets the file name without `.traj` (SWE-agent names files `<instance_id>.traj`);
@@ -152,6 +160,7 @@ fn import_one(value: &Value, path: &Path) -> Result<Trajectory, TrajectoryError>
         }
         Some(Format::R2eGym) => r2e_gym(value),
         Some(Format::OpenHands) => openhands(value),
+        Some(Format::SweDev) => swe_dev(value),
         Some(Format::Swerve) | None => Err(TrajectoryErrorKind::UnknownFormat.into()),
     }
 }

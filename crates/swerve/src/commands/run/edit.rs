@@ -20,6 +20,7 @@ pub struct EditTools {
     commands: Vec<LlmEditorCommand>,
     tools: ToolConfig,
     matching: MatchOptions,
+    format: swerve_edit::EditFormat,
     viewer: Option<Arc<dyn Model>>,
     editor: Option<Arc<dyn Model>>,
 }
@@ -57,6 +58,7 @@ impl EditTools {
             commands: edit.commands.clone(),
             tools: config.tools.clone(),
             matching: edit.matching,
+            format: edit.format,
             viewer,
             editor,
         }))
@@ -72,7 +74,8 @@ impl EditTools {
             self.viewer.clone(),
             self.editor.clone(),
         )
-        .with_commands(&self.commands);
+        .with_commands(&self.commands)
+        .with_format(self.format);
         LlmEditorInterceptor {
             tool,
             runtime: tokio::runtime::Handle::current(),

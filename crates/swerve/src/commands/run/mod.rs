@@ -63,10 +63,12 @@ const RESULT_KEYS: &[&str] = &[
     "world.analysis",
     "world.router",
     "world.context",
+    "world.prompts",
     "world.swt",
     "world.swr",
     "edit.commands",
     "edit.matching",
+    "edit.format",
     "edit.viewer.name",
     "edit.viewer.sampling",
     "edit.editor.name",
@@ -84,7 +86,7 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
     if config.run.samples == 0 || config.run.concurrency == 0 {
         bail!("run.samples and run.concurrency must be at least 1");
     }
-    crate::training::check_run_reward(&config.reward)?;
+    crate::training::check_run_reward(config)?;
     let source = Arc::new(ModelSource::new(config, &tasks)?);
     let out = &args.out;
     let shared = Arc::new(Shared::new(config, &args.tasks, out.join("eval-logs"))?);

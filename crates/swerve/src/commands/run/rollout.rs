@@ -293,7 +293,7 @@ impl Rollout {
             );
             outcome.reward = Some(if report.resolved { 1.0 } else { 0.0 });
             outcome.eval_report = Some(serde_json::to_value(&report)?);
-            let reward = training::rollout_reward(&self.path, &outcome, &config.reward)?;
+            let reward = training::rollout_reward(&self.path, &mut outcome, config)?;
             outcome.extra.insert(training::REWARD_KEY.into(), reward);
             if let Some(recorder) = recorder
                 && let Err(error) = recorder
@@ -314,7 +314,7 @@ impl Rollout {
             );
             outcome.reward = Some(report.swr.score.unwrap_or(0.0));
             outcome.eval_report = Some(serde_json::to_value(&report)?);
-            let reward = training::rollout_reward(&self.path, &outcome, &config.reward)?;
+            let reward = training::rollout_reward(&self.path, &mut outcome, config)?;
             outcome.extra.insert(training::REWARD_KEY.into(), reward);
         }
         writer.finish(&outcome)?;

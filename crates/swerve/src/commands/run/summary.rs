@@ -13,6 +13,7 @@ use serde_json::json;
 use swerve_core::atomic::{write_atomically, write_json_atomically};
 use swerve_core::trajectory::{ExitReason, Usage, read_trajectory};
 use swerve_edit::{EditMetrics, EditSummary};
+use swerve_train::stats::{RepeatedRates, Spread, render_rate, repeated_rates, spread};
 
 use super::resources::ResourceUsage;
 use super::rollout::Rollout;
@@ -38,6 +39,11 @@ pub struct Summary {
     /// Rollouts whose patch was graded (`--eval`), and how many of them resolved their task.
     pub evaluated: usize,
     pub resolved: usize,
+    /// The resolve rate's spread, when rollouts were graded: per sample index (each of
+    /// `--samples N` is one repeat over the tasks) with mean, std and SEM over the repeats,
+    /// and over all graded rollouts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolve_rate: Option<ResolveRates>,
     pub exit_reasons: BTreeMap<&'static str, usize>,
     /// Steps over all finished rollouts.
     pub steps: usize,
@@ -56,6 +62,27 @@ pub struct Summary {
     pub failed: Vec<Failure>,
     /// This invocation: rollouts and steps it ran, and what the swerve process used.
     pub process: Process,
+}
+
+/// The resolve rate of a run's graded rollouts, across samples and across rollouts.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResolveRates {
+    /// One repeat per sample index `k` (rollouts `<id>__k`).
+    pub across_samples: RepeatedRates,
+    /// Over every graded rollout (each 1 or 0).
+    pub across_rollouts: Spread,
+}
+
+/// The resolve rates of `(sample, resolved)` grades; `None` without any.
+pub fn resolve_rates(grades: &[(usize, bool)]) -> Option<ResolveRates> {
+    let outcomes: Vec<f64> = grades
+        .iter()
+        .map(|&(_, resolved)| f64::from(u8::from(resolved)))
+        .collect();
+    Some(ResolveRates {
+        across_rollouts: spread(&outcomes)?,
+        across_samples: repeated_rates(grades.iter().copied()),
+    })
 }
 
 /// This invocation's share of the run.
@@ -85,6 +112,7 @@ pub fn summarize(
         submitted: 0,
         evaluated: 0,
         resolved: 0,
+        resolve_rate: None,
         exit_reasons: BTreeMap::new(),
         steps: 0,
         usage: Usage::default(),
@@ -103,6 +131,7 @@ pub fn summarize(
     };
     let mut predictions = String::new();
     let mut edit_metrics = Vec::new();
+    let mut grades = Vec::new();
     for rollout in rollouts {
         let Ok(read) = read_trajectory(&rollout.path) else {
             continue;
@@ -126,6 +155,7 @@ pub fn summarize(
         if let Some(reward) = outcome.reward {
             summary.evaluated += 1;
             summary.resolved += usize::from(reward >= 1.0);
+            grades.push((rollout.sample, reward >= 1.0));
         }
         if let Some(usage) = outcome.usage {
             summary.usage += usage;
@@ -142,6 +172,7 @@ pub fn summarize(
         }
     }
     summary.edit = EditSummary::of(&edit_metrics);
+    summary.resolve_rate = resolve_rates(&grades);
     let path = out.join("preds.jsonl");
     write_atomically(&path, |file| file.write_all(predictions.as_bytes()))
         .with_context(|| format!("cannot write {}", path.display()))?;
@@ -216,6 +247,35 @@ pub fn render(summary: &Summary, out: &Path) -> String {
             String::new()
         }
     );
+    if let Some(rates) = &summary.resolve_rate {
+        let samples = &rates.across_samples;
+        let per_sample: Vec<String> = samples
+            .repeats
+            .iter()
+            .map(|repeat| format!("{:.1}%", repeat.rate * 100.0))
+            .collect();
+        let _ = writeln!(
+            text,
+            "resolve rate: {}{}",
+            samples
+                .spread
+                .as_ref()
+                .map_or_else(String::new, render_rate),
+            if per_sample.len() > 1 {
+                format!(" across samples [{}]", per_sample.join(", "))
+            } else {
+                String::new()
+            }
+        );
+        if let (Some(sem), n) = (rates.across_rollouts.sem, rates.across_rollouts.n) {
+            let _ = writeln!(
+                text,
+                "  over all {n} graded rollouts: {:.1}% ± {:.1} (SEM)",
+                rates.across_rollouts.mean * 100.0,
+                sem * 100.0
+            );
+        }
+    }
     let _ = writeln!(
         text,
         "steps {} ({per_rollout:.1} per rollout) · {}",

@@ -125,7 +125,7 @@ impl CallInterceptor for WorldInterceptor {
                     fs,
                     &self.base,
                     &command,
-                    &self.world.config.context,
+                    &self.world.config,
                 ));
                 let outcome = self.runtime.block_on(simulate_command(
                     self.world.model.as_ref(),

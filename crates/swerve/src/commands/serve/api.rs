@@ -27,6 +27,7 @@ pub fn router(service: Arc<Service>) -> Router {
         .route("/v1/envs/{id}/step", post(envs::step))
         .route("/v1/envs/{id}/evaluate", post(envs::evaluate))
         .route(REWARD_PATH, post(reward::openrlhf))
+        .route("/v1/edit/reward", post(reward::edit))
         .route_layer(middleware::from_fn_with_state(service.clone(), authorize))
         .route("/v1/health", get(health))
         .fallback(not_found)

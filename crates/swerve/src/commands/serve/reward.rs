@@ -106,6 +106,53 @@ pub async fn openrlhf(
     })))
 }
 
+/// `POST /v1/edit/reward`: SWE-Edit's normalized-match reward of editor replies.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EditRewardRequest {
+    /// The file before the edit.
+    pub original: String,
+    /// The file after the reference edit.
+    pub target: String,
+    /// The editor's replies, one reward each.
+    pub responses: Vec<String>,
+    /// The format policy (default: the service's `edit.format`).
+    #[serde(default)]
+    pub format: Option<swerve_edit::EditFormat>,
+}
+
+/// `POST /v1/edit/reward`: `{"rewards": [...], "details": [...]}`, one per response.
+pub async fn edit(
+    State(service): State<Arc<Service>>,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let request: EditRewardRequest = service.new_work(body).await?;
+    if request.responses.is_empty() {
+        return Err(ApiError::bad_field(
+            "responses",
+            "give at least one reply to reward",
+        ));
+    }
+    let format = request.format.unwrap_or(service.config.edit.format);
+    let details: Vec<swerve_edit::EditReward> = request
+        .responses
+        .iter()
+        .map(|response| {
+            swerve_edit::edit_reward(
+                &request.original,
+                &request.target,
+                response,
+                format,
+                &service.config.edit.matching,
+            )
+        })
+        .collect();
+    let rewards: Vec<f64> = details.iter().map(|detail| detail.reward).collect();
+    Ok(Json(
+        json!({"rewards": rewards, "format": format.name(), "details": details}),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use swerve_core::trajectory::ExitReason;

@@ -56,7 +56,7 @@ impl Service {
         if !(serve.env_ttl_secs > 0.0 && serve.shutdown_grace_secs >= 0.0) {
             bail!("serve.env_ttl_secs must be positive and serve.shutdown_grace_secs not negative");
         }
-        crate::training::check_run_reward(&config.reward)?;
+        crate::training::check_run_reward(config)?;
         for dir in ["trajectories", "logs"] {
             let path = serve.out.join(dir);
             std::fs::create_dir_all(&path)
