@@ -55,6 +55,22 @@ pub struct EnvironmentRecipe {
     pub env: BTreeMap<String, String>,
 }
 
+impl From<&crate::spec::Recipe> for EnvironmentRecipe {
+    fn from(recipe: &crate::spec::Recipe) -> Self {
+        EnvironmentRecipe {
+            key: recipe.key(),
+            python: recipe.python.clone(),
+            pre_install: recipe.pre_install.clone(),
+            packages: recipe.packages.clone(),
+            requirements: recipe.requirements.clone(),
+            system_packages: recipe.system_packages.clone(),
+            pip_args: recipe.pip_args.clone(),
+            install: recipe.install.clone(),
+            env: recipe.env.clone(),
+        }
+    }
+}
+
 /// A built environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Environment {

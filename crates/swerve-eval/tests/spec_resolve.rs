@@ -105,7 +105,8 @@ fn sympy_row_gets_paths_and_bin_test() {
     assert_eq!(spec.log_parser, "sympy");
     assert_eq!(
         spec.recipe.unwrap().packages,
-        ["mpmath==1.3.0", "flake8", "flake8-comprehensions"]
+        ["mpmath==1.3.0", "flake8", "flake8-comprehensions", "pytest"],
+        "SWE-bench's packages, and pytest for agents"
     );
 }
 
