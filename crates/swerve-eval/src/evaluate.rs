@@ -211,6 +211,8 @@ impl Evaluator<'_> {
         report.log_path = save(&logs, "test_output.txt", &test_log);
         drop(workspace);
         if outcome.timed_out {
+            // Tests waiting on a network they do not have (retries, backoff) often end so.
+            report.needs_network = crate::offline::network_evidence(&test_log);
             return report.record_error(
                 ErrorClass::Timeout,
                 format!(

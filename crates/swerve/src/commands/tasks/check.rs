@@ -6,9 +6,12 @@
 //!
 //! A task is `ok` when gold resolves and empty does not; `offline` when gold does not
 //! resolve and its log shows the tests tried the network or an external download (named, with
-//! the evidence, in `reason`); otherwise `gold_unresolved`, `empty_resolved` or `error`, with
-//! the report's error or the failing tests as `reason`. The exit status is 1 if any task is
-//! neither `ok` nor `offline`.
+//! the evidence, in `reason`); `dataset` when every expected test that failed has an id
+//! holding a path of the machine the dataset was made on (SWE-bench's pydicom rows list
+//! `[/n/fs/p-swe-bench/temp/…/test_files/x.dcm-data0]`), which no harness reproduces;
+//! otherwise `gold_unresolved`, `empty_resolved` or `error`, with the report's error or the
+//! failing tests as `reason`. The exit status is 1 if any task is `gold_unresolved`,
+//! `empty_resolved` or `error`.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,7 +37,7 @@ pub struct TaskCheck {
     pub instance_id: String,
     pub repo: String,
     pub version: Option<String>,
-    /// `ok`, `offline`, `gold_unresolved`, `empty_resolved` or `error`.
+    /// `ok`, `offline`, `dataset`, `gold_unresolved`, `empty_resolved` or `error`.
     pub status: &'static str,
     /// Why the task is not `ok`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -117,18 +120,17 @@ pub fn run(config: &Config, args: &CheckArgs) -> Result<ExitCode> {
     write_json_atomically(&json, &checks)
         .with_context(|| format!("cannot write {}", json.display()))?;
     print!("{}", table(&checks));
+    let count = |status: &str| checks.iter().filter(|check| check.status == status).count();
     let failed = checks
         .iter()
-        .filter(|check| !matches!(check.status, "ok" | "offline"))
+        .filter(|check| !matches!(check.status, "ok" | "offline" | "dataset"))
         .count();
     println!(
-        "{} tasks: {} ok, {} cannot be validated offline, {failed} failed; details in {}",
+        "{} tasks: {} ok, {} cannot be validated offline, {} with broken expected test ids, {failed} failed; details in {}",
         checks.len(),
-        checks.iter().filter(|check| check.status == "ok").count(),
-        checks
-            .iter()
-            .filter(|check| check.status == "offline")
-            .count(),
+        count("ok"),
+        count("offline"),
+        count("dataset"),
         json.display()
     );
     Ok(if failed > 0 {
@@ -182,11 +184,36 @@ fn timed<T>(work: impl FnOnce() -> T) -> (T, f64) {
 /// The status and reason of a task from its gold and empty reports.
 fn verdict(gold: &InstanceReport, empty: &InstanceReport) -> (&'static str, Option<String>) {
     if !gold.resolved {
+        let failed = failed_tests(gold);
+        let foreign: Vec<&str> = failed
+            .iter()
+            .filter_map(|test| foreign_path(test))
+            .collect();
         if let Some(needs) = &gold.needs_network {
-            return ("offline", Some(needs.to_string()));
+            let mut reason = needs.to_string();
+            if !foreign.is_empty() {
+                reason.push_str(&format!(
+                    "; also {} failing expected tests have ids holding a path of the machine \
+                     the dataset was made on ({}…)",
+                    foreign.len(),
+                    foreign[0]
+                ));
+            }
+            return ("offline", Some(reason));
         }
         if let Some(error) = &gold.error {
             return ("error", Some(format!("gold: {error}")));
+        }
+        if !failed.is_empty() && foreign.len() == failed.len() {
+            return (
+                "dataset",
+                Some(format!(
+                    "the {} failing expected tests have ids holding a path of the machine the \
+                     dataset was made on ({}…), which no harness reproduces",
+                    failed.len(),
+                    foreign[0]
+                )),
+            );
         }
         return ("gold_unresolved", Some(format!("gold: {}", failing(gold))));
     }
@@ -202,17 +229,39 @@ fn verdict(gold: &InstanceReport, empty: &InstanceReport) -> (&'static str, Opti
     ("ok", None)
 }
 
+/// The expected tests that failed (FAIL_TO_PASS and PASS_TO_PASS).
+fn failed_tests(report: &InstanceReport) -> Vec<&String> {
+    report
+        .tests_status
+        .iter()
+        .flat_map(|status| {
+            status
+                .fail_to_pass
+                .failure
+                .iter()
+                .chain(&status.pass_to_pass.failure)
+        })
+        .collect()
+}
+
+/// The absolute path outside the sandbox's checkout that a test id holds (a parameter
+/// such as `[/n/fs/…/test_files/x.dcm-data0]`), if any.
+fn foreign_path(test: &str) -> Option<&str> {
+    let start = test.find("[/")? + 1;
+    let path = &test[start..];
+    let path = &path[..path.find(']').unwrap_or(path.len())];
+    (!path.starts_with("/testbed/")).then(|| {
+        let end = path.char_indices().nth(40).map_or(path.len(), |(at, _)| at);
+        &path[..end]
+    })
+}
+
 /// The tests that kept an instance from resolving, shortened.
 fn failing(report: &InstanceReport) -> String {
-    let Some(status) = &report.tests_status else {
+    if report.tests_status.is_none() {
         return "no test results".into();
-    };
-    let failed: Vec<&String> = status
-        .fail_to_pass
-        .failure
-        .iter()
-        .chain(&status.pass_to_pass.failure)
-        .collect();
+    }
+    let failed = failed_tests(report);
     let shown: Vec<&str> = failed.iter().take(3).map(|test| test.as_str()).collect();
     let more = failed.len().saturating_sub(shown.len());
     let mut text = format!("{} tests fail: {}", failed.len(), shown.join(", "));
@@ -253,4 +302,22 @@ pub fn default_out(file: &Path) -> PathBuf {
         .map(|stem| stem.to_string_lossy().into_owned())
         .unwrap_or_else(|| "tasks".into());
     PathBuf::from(format!("{stem}.check"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::foreign_path;
+
+    #[test]
+    fn paths_of_the_dataset_makers_machine_are_found_in_test_ids() {
+        assert_eq!(
+            foreign_path("t.py::T::test_x[/n/fs/p-swe-bench/temp/x.dcm-data0]"),
+            Some("/n/fs/p-swe-bench/temp/x.dcm-data0")
+        );
+        assert_eq!(
+            foreign_path("t.py::T::test_x[/testbed/data/x.dcm-data0]"),
+            None
+        );
+        assert_eq!(foreign_path("t.py::T::test_x[a/b]"), None);
+    }
 }
