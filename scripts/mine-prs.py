@@ -3,8 +3,9 @@
 
     scripts/mine-prs.py REPOS_DIR OWNER/NAME --versions 2.2,2.3 [--max 5] [--out FILE]
 
-For each merge commit "Merge pull request #N" (newest first) in REPOS_DIR/OWNER/NAME (a bare
-git directory): the base commit is the merge's first parent; the PR's diff splits into the
+For each merged pull request (newest first) in REPOS_DIR/OWNER/NAME (a bare git directory),
+a first-parent commit "Merge pull request #N …" or a squashed "… (#N)": the base commit is
+its first parent; the PR's diff splits into the
 test patch (files under a test directory or named test_*/*_test*) and the patch (the rest);
 a PR qualifies when both are non-empty, the patch changes Python code, and the version at the
 base (`git describe --tags`, major.minor) is one of --versions. Then, as SWE-bench validates
@@ -72,15 +73,17 @@ def main():
     cache = os.environ.get("SWERVE_CACHE_DIR")
     repo_dir = os.path.join(args.repos, args.repo)
     versions = set(args.versions.split(","))
-    merges = git(repo_dir, "log", "--merges", "--first-parent", f"-{args.scan}",
-                 "--format=%H %P %cI %s").splitlines()
+    commits = git(repo_dir, "log", "--first-parent", f"-{args.scan}",
+                  "--format=%H|%P|%cI|%s").splitlines()
     candidates = []
-    for line in merges:
-        parts = line.split(" ", 4)
-        if len(parts) < 5 or not parts[4].startswith("Merge pull request #"):
+    for line in commits:
+        merge, parents, created, subject = line.split("|", 3)
+        # A merged PR ("Merge pull request #N …") or a squashed one ("… (#N)").
+        number = re.match(r"Merge pull request #(\d+)", subject) or re.search(r"\(#(\d+)\)$", subject)
+        if not number or not parents:
             continue
-        merge, base, _pr_head, created, subject = parts[0], parts[1], parts[2], parts[3], parts[4]
-        number = re.match(r"Merge pull request #(\d+)", subject).group(1)
+        number = number.group(1)
+        base = parents.split()[0]
         files = git(repo_dir, "diff", "--name-only", base, merge).split()
         tests = [f for f in files if TEST_PATH.search(f)]
         code = [f for f in files if f not in tests]

@@ -11,11 +11,11 @@
 //!    find`, or on `PATH`), install `setuptools` and `wheel` unless the recipe names them or
 //!    the build has no index to fetch them from
 //!    (conda's Python, which SWE-bench's images use, has both, and the eval script's offline
-//!    re-install needs them), then the recipe's packages and the first of its requirement
-//!    files that exists. Packages go in with `uv pip` where uv can be installed from PyPI
+//!    re-install needs them), then the recipe's packages and each of its requirement files
+//!    that exists. Packages go in with `uv pip` where uv can be installed from PyPI
 //!    into the build (Python 3.8 or later, the network on, no `--no-index`), with pip
 //!    otherwise and for any step uv fails; `SWERVE_ENV_INSTALLER=pip` forces pip. The key covers the recipe's fields
-//!    but `pre_install` and `install`, the requirement file's content, the installer and
+//!    but `pre_install` and `install`, the requirement files' contents, the installer and
 //!    [`LAYOUT`].
 //! 2. **The commit layer**, when the recipe has `pre_install` or `install` steps: they run
 //!    with the dependencies' venv copy-on-write at [`ENV_MOUNT_POINT`], and the wheels of
@@ -265,10 +265,10 @@ impl Environments<'_> {
         let root = self.cache.root().join("envs");
         std::fs::create_dir_all(&root).map_err(io_error(format!("creating {}", root.display())))?;
         let installer = Installer::from_env();
-        let requirements = first_requirements(base, &recipe.requirements);
+        let requirements = existing_requirements(base, &recipe.requirements);
         let deps_key = format!(
             "deps-{}-{LAYOUT}",
-            &dependencies_key(recipe, requirements.as_ref(), installer)[..16]
+            &dependencies_key(recipe, &requirements, installer)[..16]
         );
         let deps_dir = root.join(&deps_key);
         let venv = deps_dir.join("venv");
@@ -285,7 +285,10 @@ impl Environments<'_> {
             self.build_dependencies(
                 base,
                 recipe,
-                requirements.as_ref().map(|(file, _)| file.as_str()),
+                &requirements
+                    .iter()
+                    .map(|(file, _)| file.as_str())
+                    .collect::<Vec<_>>(),
                 &interpreter,
                 installer,
                 &venv,
@@ -345,7 +348,7 @@ impl Environments<'_> {
         &self,
         base: &BaseCheckout,
         recipe: &EnvironmentRecipe,
-        requirements: Option<&str>,
+        requirements: &[&str],
         interpreter: &Path,
         installer: Installer,
         venv: &Path,
@@ -428,7 +431,7 @@ impl Environments<'_> {
                 .collect();
             steps.push(install(&quoted.join(" ")));
         }
-        if let Some(file) = requirements {
+        for file in requirements {
             steps.push(install(&format!(
                 "-r {} {}",
                 shell_quote(file),
@@ -640,19 +643,22 @@ impl BuildLog {
     }
 }
 
-/// The first of `files` that exists in `base`, with its content.
-fn first_requirements(base: &BaseCheckout, files: &[String]) -> Option<(String, String)> {
-    files.iter().find_map(|file| {
-        let text = std::fs::read_to_string(base.path.join(file)).ok()?;
-        Some((file.clone(), text))
-    })
+/// The files of `files` that exist in `base`, in order, with their content.
+fn existing_requirements(base: &BaseCheckout, files: &[String]) -> Vec<(String, String)> {
+    files
+        .iter()
+        .filter_map(|file| {
+            let text = std::fs::read_to_string(base.path.join(file)).ok()?;
+            Some((file.clone(), text))
+        })
+        .collect()
 }
 
 /// The dependencies' cache key: every recipe field but the install steps, the requirement
-/// file's name and content, and the installer.
+/// files' names and contents, and the installer.
 fn dependencies_key(
     recipe: &EnvironmentRecipe,
-    requirements: Option<&(String, String)>,
+    requirements: &[(String, String)],
     installer: Installer,
 ) -> String {
     use sha2::{Digest, Sha256};
@@ -681,10 +687,11 @@ fn dependencies_key(
         .flat_map(|(name, value)| [name.as_str(), value.as_str()])
         .collect();
     field("env", &env);
-    match requirements {
-        Some((file, text)) => field("requirements", &[file, text]),
-        None => field("requirements", &[]),
-    }
+    let files: Vec<&str> = requirements
+        .iter()
+        .flat_map(|(file, text)| [file.as_str(), text.as_str()])
+        .collect();
+    field("requirements", &files);
     field(
         "installer",
         &[match installer {

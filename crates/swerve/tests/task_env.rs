@@ -238,3 +238,44 @@ fn tests_that_need_the_network_are_named_and_tasks_check_certifies_a_file() {
             .exists()
     );
 }
+
+#[test]
+fn a_replayed_rollout_sees_the_environment_and_its_patch_resolves() {
+    let fixture = Fixture::new();
+    let demos = fixture.dir.join("demos");
+    std::fs::create_dir_all(&demos).unwrap();
+    let probe = "python -c 'import app; print(\"value\", app.value())'";
+    let demo = json!({
+        "instance_id": "t__helper-1",
+        "calls": [
+            {"name": "execute_bash", "arguments": {"cmd": probe}},
+            {"name": "file_editor", "arguments": {
+                "command": "str_replace", "path": "/testbed/app.py",
+                "old_str": "return helper.X - 1", "new_str": "return helper.X"}},
+            {"name": "execute_bash", "arguments": {"cmd": probe}},
+            {"name": "finish", "arguments": {"command": "submit"}},
+        ]
+    });
+    std::fs::write(demos.join("t__helper-1.json"), demo.to_string()).unwrap();
+    let out = fixture.dir.join("run");
+    let output = fixture.swerve(&[
+        "run",
+        "--tasks",
+        fixture.tasks.to_str().unwrap(),
+        "--model",
+        "replay",
+        "--demos",
+        demos.to_str().unwrap(),
+        "--eval",
+        "--out",
+        out.to_str().unwrap(),
+        "t__helper-1",
+    ]);
+    let text = succeeded(&output);
+    assert!(text.contains("1 of 1 graded resolved"), "{text}");
+    let trajectory =
+        std::fs::read_to_string(out.join("trajectories/t__helper-1__0.jsonl")).unwrap();
+    // The agent's python is the environment's: the package imports, before and after the fix.
+    assert!(trajectory.contains("value 41"), "{trajectory}");
+    assert!(trajectory.contains("value 42"), "{trajectory}");
+}
