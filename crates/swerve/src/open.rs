@@ -92,14 +92,24 @@ pub fn prepare(
     task_file: &Path,
     task: &Task,
 ) -> Result<PreparedTask> {
-    let recipes = crate::commands::eval::recipes(config.run.recipes.as_deref())?;
+    // The shipped table is parsed once per process, not once per rollout.
+    static SHIPPED: std::sync::OnceLock<swerve_eval::spec::RecipeTable> =
+        std::sync::OnceLock::new();
+    let loaded;
+    let recipes = match &config.run.recipes {
+        None => SHIPPED.get_or_init(swerve_eval::spec::RecipeTable::shipped),
+        Some(file) => {
+            loaded = crate::commands::eval::recipes(Some(file))?;
+            &loaded
+        }
+    };
     let repos = config.repo_map(task_file);
     let workspace = config.workspace_options();
     let defaults = EvalSettings::default();
     let prepared = TaskEnvironments {
         cache,
         repos: &repos,
-        recipes: &recipes,
+        recipes,
         workspace: &workspace,
         network: defaults.environment_network,
         timeout: defaults.environment_timeout,
