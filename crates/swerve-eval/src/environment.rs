@@ -8,25 +8,24 @@
 //!
 //! 1. **Dependencies**, cached under `<cache>/envs/deps-<key>/venv` and shared by every
 //!    commit: create the venv with the wanted interpreter (found under pyenv, with `uv python
-//!    find`, or on `PATH`), install `setuptools` and `wheel` unless the recipe names them or
-//!    the build has no index to fetch them from
-//!    (conda's Python, which SWE-bench's images use, has both, and the eval script's offline
-//!    re-install needs them), then the recipe's packages and each of its requirement files
-//!    that exists. Packages go in with `uv pip` where uv can be installed from PyPI
-//!    into the build (Python 3.8 or later, the network on, no `--no-index`), with pip
-//!    otherwise and for any step uv fails; `SWERVE_ENV_INSTALLER=pip` forces pip. The key covers the recipe's fields
-//!    but `pre_install` and `install`, the requirement files' contents, the installer and
-//!    [`LAYOUT`].
+//!    find`, or on `PATH`); install `setuptools` and `wheel` unless the recipe names them or
+//!    the build has no index to fetch them from (conda's Python, which SWE-bench's images
+//!    use, has both); then the recipe's packages and each of its requirement files that
+//!    exists. Packages go in with `uv pip` where uv can be installed from PyPI into the build
+//!    (Python 3.8 or later, the network on, no `--no-index`), with pip otherwise and for any
+//!    step uv fails; `SWERVE_ENV_INSTALLER=pip` forces pip. The key covers the recipe's
+//!    fields but `pre_install` and `install`, the requirement files' contents, the installer
+//!    and [`LAYOUT`].
 //! 2. **The commit layer**, when the recipe has `pre_install` or `install` steps: they run
-//!    with the dependencies' venv copy-on-write at [`ENV_MOUNT_POINT`], and the wheels of
-//!    the project's `[build-system] requires` are downloaded between them into
-//!    [`BUILD_WHEELS`] (not installed: the tested packages stay as the recipe pins them), where
-//!    [`Environment::apply`] points pip, so the eval script's offline re-install builds; what they changed in
-//!    the venv (an editable install's `.pth` and metadata, entry points) and in the
-//!    repository (egg-info, in-place builds) is kept under `<cache>/envs/<key>/` as two
-//!    layers stacked over the venv and the base. The key covers the whole recipe, the base
-//!    commit and [`BASE_FORMAT`] (an install reads the base's tags for the project's
-//!    version). Rollouts and evaluations of a commit reuse its layer.
+//!    with the dependencies' venv copy-on-write at [`ENV_MOUNT_POINT`]; between them the
+//!    wheels of the project's `[build-system] requires` are downloaded into [`BUILD_WHEELS`]
+//!    (not installed: the tested packages stay as the recipe pins them), where
+//!    [`Environment::apply`] points pip, so the eval script's offline re-install builds.
+//!    What the steps changed in the venv (an editable install's `.pth` and metadata, entry
+//!    points) and in the repository (egg-info, in-place builds) is kept under
+//!    `<cache>/envs/<key>/` as two layers stacked over the venv and the base. The key covers
+//!    the whole recipe, the base commit and [`BASE_FORMAT`] (an install reads the base's
+//!    tags for the project's version). Rollouts and evaluations of a commit reuse its layer.
 //!
 //! Evaluation sandboxes do not get the network.
 
