@@ -15,7 +15,7 @@
 //!    (Python 3.8 or later, the network on, no `--no-index`), with pip otherwise and for any
 //!    step uv fails; `SWERVE_ENV_INSTALLER=pip` forces pip. The key covers the recipe's
 //!    fields but `pre_install` and `install`, the requirement files' contents, the installer
-//!    and [`LAYOUT`].
+//!    and the cache layout.
 //! 2. **The commit layer**, when the recipe has `pre_install` or `install` steps: they run
 //!    with the dependencies' venv copy-on-write at [`ENV_MOUNT_POINT`]; between them the
 //!    wheels of the project's `[build-system] requires` are downloaded into [`BUILD_WHEELS`]
