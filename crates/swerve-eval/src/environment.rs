@@ -1,16 +1,33 @@
-//! Cached evaluation environments: a Python virtual environment (and whatever a recipe's
-//! install step leaves in the repository) built once, then layered copy-on-write into every
-//! evaluation sandbox.
+//! Cached evaluation environments: a Python virtual environment per (repository, version,
+//! recipe), and per commit a thin layer with what the project install changed, both layered
+//! copy-on-write into every workspace of the task (rollouts and grading alike, through
+//! [`crate::prepare`]).
 //!
-//! An environment is built in a sandbox over the task's base checkout, with
-//! [`ENV_MOUNT_POINT`] mounted writable: create the venv with the wanted interpreter (found
-//! under pyenv, with `uv python find`, or on `PATH`), run the recipe's pre-install commands,
-//! `pip install` its packages, run its install command in the repository. The venv directory
-//! and the repository changes are cached under `<cache>/envs/<key>/`; the key covers the
-//! recipe and, when there is an install step, the base commit and [`BASE_FORMAT`] (an install
-//! over a base without tags gave projects versioned from their tags a wrong version). Builds
-//! may use the network (package registries) and honour the host's `PIP_*` / `UV_*` settings;
-//! evaluation sandboxes do not get the network.
+//! An environment is built in two stages, each in a sandbox over the task's base checkout
+//! with the network on (package registries) and the host's `PIP_*` / `UV_*` settings:
+//!
+//! 1. **Dependencies**, cached under `<cache>/envs/deps-<key>/venv` and shared by every
+//!    commit: create the venv with the wanted interpreter (found under pyenv, with `uv python
+//!    find`, or on `PATH`); install `setuptools` and `wheel` unless the recipe names them or
+//!    the build has no index to fetch them from (conda's Python, which SWE-bench's images
+//!    use, has both); then the recipe's packages and each of its requirement files that
+//!    exists. Packages go in with `uv pip` where uv can be installed from PyPI into the build
+//!    (Python 3.8 or later, the network on, no `--no-index`), with pip otherwise and for any
+//!    step uv fails; `SWERVE_ENV_INSTALLER=pip` forces pip. The key covers the recipe's
+//!    fields but `pre_install` and `install`, the requirement files' contents, the installer
+//!    and the cache layout.
+//! 2. **The commit layer**, when the recipe has `pre_install` or `install` steps: they run
+//!    with the dependencies' venv copy-on-write at [`ENV_MOUNT_POINT`]; between them the
+//!    wheels of the project's `[build-system] requires` are downloaded into [`BUILD_WHEELS`]
+//!    (not installed: the tested packages stay as the recipe pins them), where
+//!    [`Environment::apply`] points pip, so the eval script's offline re-install builds.
+//!    What the steps changed in the venv (an editable install's `.pth` and metadata, entry
+//!    points) and in the repository (egg-info, in-place builds) is kept under
+//!    `<cache>/envs/<key>/` as two layers stacked over the venv and the base. The key covers
+//!    the whole recipe, the base commit and [`BASE_FORMAT`] (an install reads the base's
+//!    tags for the project's version). Rollouts and evaluations of a commit reuse its layer.
+//!
+//! Evaluation sandboxes do not get the network.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -28,8 +45,9 @@ pub const ENV_MOUNT_POINT: &str = "/swerve-env";
 
 /// The layout of cached environments, part of every key: layers written before sandboxes
 /// had their own user namespace keep overlay's markers in `trusted.*` attributes, which a
-/// sandbox no longer reads, so they are rebuilt.
-const LAYOUT: &str = "userns1";
+/// sandbox no longer reads, and environments built before the dependencies were shared
+/// between commits are laid out differently, so both are rebuilt.
+const LAYOUT: &str = "userns1-deps3";
 
 /// What an environment is built from (taken from a test spec's recipe).
 #[derive(Debug, Clone, Default)]
@@ -55,15 +73,55 @@ pub struct EnvironmentRecipe {
     pub env: BTreeMap<String, String>,
 }
 
+impl From<&crate::spec::Recipe> for EnvironmentRecipe {
+    fn from(recipe: &crate::spec::Recipe) -> Self {
+        EnvironmentRecipe {
+            key: recipe.key(),
+            python: recipe.python.clone(),
+            pre_install: recipe.pre_install.clone(),
+            packages: recipe.packages.clone(),
+            requirements: recipe.requirements.clone(),
+            system_packages: recipe.system_packages.clone(),
+            pip_args: recipe.pip_args.clone(),
+            install: recipe.install.clone(),
+            env: recipe.env.clone(),
+        }
+    }
+}
+
 /// A built environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Environment {
-    /// The virtual environment's directory (mounted at [`ENV_MOUNT_POINT`]).
+    /// The dependencies' virtual environment (mounted at [`ENV_MOUNT_POINT`]), shared by
+    /// every commit built with the same recipe.
     pub venv: PathBuf,
-    /// What the install step changed in the repository (a repository layer).
+    /// What the commit's install steps changed in the venv, stacked over it; `None` without
+    /// such steps.
+    pub venv_layer: Option<PathBuf>,
+    /// What the install steps changed in the repository (a repository layer; empty without
+    /// such steps).
     pub repository_layer: PathBuf,
     /// Variables the recipe sets.
     pub env: BTreeMap<String, String>,
+}
+
+/// Which tool installs the dependencies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Installer {
+    /// `uv pip`, when uv can be installed into the build; pip otherwise.
+    Auto,
+    /// pip only.
+    Pip,
+}
+
+impl Installer {
+    /// From `SWERVE_ENV_INSTALLER` (`pip` forces pip; anything else, or nothing, is auto).
+    pub fn from_env() -> Installer {
+        match std::env::var("SWERVE_ENV_INSTALLER").as_deref() {
+            Ok("pip") => Installer::Pip,
+            _ => Installer::Auto,
+        }
+    }
 }
 
 /// Why an environment could not be prepared.
@@ -106,9 +164,12 @@ fn io_error(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Enviro
 }
 
 impl Environment {
-    /// Adds this environment to workspace options: the venv copy-on-write at
-    /// [`ENV_MOUNT_POINT`], the repository layer, its interpreter's installation read-only,
-    /// and `PATH` / `VIRTUAL_ENV` / recipe variables.
+    /// Adds this environment to workspace options: the venv (with the commit's layer over
+    /// it) copy-on-write at [`ENV_MOUNT_POINT`], the repository layer, its interpreter's
+    /// installation read-only, and `PATH`, `VIRTUAL_ENV` and the recipe's variables; with a
+    /// commit layer, `PIP_FIND_LINKS` at its build requirements' wheels ([`BUILD_WHEELS`])
+    /// and, in a sandbox without network, `PIP_NO_INDEX=1`, so `pip install -e .` (the eval
+    /// script's re-install, an agent's) builds offline.
     pub fn apply(&self, options: &mut WorkspaceOptions) {
         if let Some(prefix) = venv_interpreter_prefix(&self.venv) {
             expose_interpreter(&mut options.sandbox, &prefix);
@@ -117,12 +178,26 @@ impl Environment {
             source: self.venv.clone(),
             mount_point: ENV_MOUNT_POINT.into(),
             access: LayerAccess::CopyOnWrite,
+            layers: self.venv_layer.iter().cloned().collect(),
         });
         options
             .repository_layers
             .insert(0, self.repository_layer.clone());
         options.strategy = Strategy::Overlay;
         activate(&mut options.sandbox.env, &self.env);
+        if self.venv_layer.is_some() {
+            options
+                .sandbox
+                .env
+                .insert("PIP_FIND_LINKS".into(), BUILD_WHEELS.into());
+            if !options.sandbox.network {
+                // Without network an index only costs pip's retries.
+                options
+                    .sandbox
+                    .env
+                    .insert("PIP_NO_INDEX".into(), "1".into());
+            }
+        }
     }
 }
 
@@ -179,143 +254,454 @@ pub struct Environments<'a> {
 }
 
 impl Environments<'_> {
-    /// Returns the cached environment for `recipe` over `base`, building it on first use.
+    /// Returns the cached environment for `recipe` over `base`, building what is missing
+    /// on first use: the dependencies (shared by commits), then the commit's layer.
     pub fn prepare(
         &self,
         base: &BaseCheckout,
         recipe: &EnvironmentRecipe,
     ) -> Result<Environment, EnvironmentError> {
-        let cache = self.cache;
-        // Steps that can change the repository make the environment specific to its commit,
-        // and to what its base contains (an install reads the tags for the project's version).
-        let changes_repository = recipe.install.is_some()
-            || !recipe.pre_install.is_empty()
-            || !recipe.requirements.is_empty();
-        let key = if changes_repository {
-            format!(
-                "{}-{LAYOUT}-{}-b{BASE_FORMAT}",
-                recipe.key,
-                &base.commit[..12.min(base.commit.len())]
-            )
-        } else {
-            format!("{}-{LAYOUT}", recipe.key)
-        };
-        let root = cache.root().join("envs");
+        let root = self.cache.root().join("envs");
         std::fs::create_dir_all(&root).map_err(io_error(format!("creating {}", root.display())))?;
+        let installer = Installer::from_env();
+        let requirements = existing_requirements(base, &recipe.requirements);
+        let deps_key = format!(
+            "deps-{}-{LAYOUT}",
+            &dependencies_key(recipe, &requirements, installer)[..16]
+        );
+        let deps_dir = root.join(&deps_key);
+        let venv = deps_dir.join("venv");
+        locked_build(&root, &deps_key, &deps_dir, || {
+            check_system_packages(&recipe.system_packages)?;
+            let interpreter = find_interpreter(recipe.python.as_deref())?;
+            std::fs::create_dir_all(&venv)
+                .map_err(io_error(format!("creating {}", venv.display())))?;
+            std::fs::create_dir_all(deps_dir.join("repository")).map_err(io_error(format!(
+                "creating {}/repository",
+                deps_dir.display()
+            )))?;
+            let log = root.join(format!("{deps_key}.log"));
+            self.build_dependencies(
+                base,
+                recipe,
+                &requirements
+                    .iter()
+                    .map(|(file, _)| file.as_str())
+                    .collect::<Vec<_>>(),
+                &interpreter,
+                installer,
+                &venv,
+                &log,
+            )
+        })?;
+        if recipe.install.is_none() && recipe.pre_install.is_empty() {
+            return Ok(Environment {
+                venv,
+                venv_layer: None,
+                repository_layer: deps_dir.join("repository"),
+                env: recipe.env.clone(),
+            });
+        }
+        let key = format!(
+            "{}-{LAYOUT}-{}-b{BASE_FORMAT}",
+            recipe.key,
+            &base.commit[..12.min(base.commit.len())]
+        );
         let dir = root.join(&key);
         let environment = Environment {
-            venv: dir.join("venv"),
+            venv: venv.clone(),
+            venv_layer: Some(dir.join("venv-layer")),
             repository_layer: dir.join("repository"),
             env: recipe.env.clone(),
         };
-        let ready = root.join(format!("{key}.ready"));
-        if ready.exists() {
-            return Ok(environment);
-        }
-        let lock_path = root.join(format!("{key}.lock"));
-        let lock = File::create(&lock_path)
-            .map_err(io_error(format!("creating {}", lock_path.display())))?;
-        let _lock = Flock::lock(lock, FlockArg::LockExclusive).map_err(|(_, errno)| {
-            io_error(format!("locking {}", lock_path.display()))(errno.into())
+        locked_build(&root, &key, &dir, || {
+            std::fs::create_dir_all(&dir)
+                .map_err(io_error(format!("creating {}", dir.display())))?;
+            let log = root.join(format!("{key}.log"));
+            self.build_commit_layer(base, recipe, &environment, &log)
         })?;
-        if ready.exists() {
-            return Ok(environment);
-        }
-        check_system_packages(&recipe.system_packages)?;
-        let interpreter = find_interpreter(recipe.python.as_deref())?;
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&environment.venv)
-            .map_err(io_error(format!("creating {}", environment.venv.display())))?;
-        let log_path = root.join(format!("{key}.log"));
-        let result = self.build(base, recipe, &interpreter, &environment, &log_path);
-        if result.is_err() {
-            let _ = std::fs::remove_dir_all(&dir);
-        }
-        result?;
-        std::fs::write(&ready, &key).map_err(io_error(format!("writing {}", ready.display())))?;
         Ok(environment)
     }
 
-    /// Creates the venv and runs the recipe's steps in a sandbox over `base`.
-    fn build(
+    /// Sandbox options for a build step: the template with the network as configured, the
+    /// host's pip and uv settings, and the recipe's variables.
+    fn build_options(&self, recipe: &EnvironmentRecipe) -> WorkspaceOptions {
+        let mut options = self.template.clone();
+        options.strategy = Strategy::Overlay;
+        options.sandbox.network = self.network;
+        options
+            .sandbox
+            .pass_env
+            .extend(std::env::vars().map(|(name, _)| name).filter(|name| {
+                name.starts_with("PIP_")
+                    || name.starts_with("UV_")
+                    || BUILD_VARIABLES.contains(&name.as_str())
+            }));
+        activate(&mut options.sandbox.env, &recipe.env);
+        options
+    }
+
+    /// Stage 1: the venv, build tools, packages and requirements, written into `venv`.
+    #[allow(clippy::too_many_arguments)]
+    fn build_dependencies(
         &self,
         base: &BaseCheckout,
         recipe: &EnvironmentRecipe,
+        requirements: &[&str],
         interpreter: &Path,
-        environment: &Environment,
+        installer: Installer,
+        venv: &Path,
         log_path: &Path,
     ) -> Result<(), EnvironmentError> {
-        let Environments {
-            cache,
-            template,
-            network,
-            timeout,
-        } = *self;
-        let mut options = template.clone();
-        options.strategy = Strategy::Overlay;
-        options.sandbox.network = network;
-        options.sandbox.pass_env.extend(
-            std::env::vars()
-                .map(|(name, _)| name)
-                .filter(|name| name.starts_with("PIP_") || name.starts_with("UV_")),
-        );
+        let mut options = self.build_options(recipe);
         options.extra_layers.push(ExtraLayer {
-            source: environment.venv.clone(),
+            source: venv.to_path_buf(),
             mount_point: ENV_MOUNT_POINT.into(),
             access: LayerAccess::ReadWrite,
+            layers: Vec::new(),
         });
-        activate(&mut options.sandbox.env, &recipe.env);
         if let Some(prefix) = interpreter.parent().and_then(Path::parent) {
             expose_interpreter(&mut options.sandbox, prefix);
         }
-        let workspace = Workspace::create(cache, base, &options)?;
+        let workspace = Workspace::create(self.cache, base, &options)?;
         let shell = workspace.shell();
-        let mut steps = vec![format!(
-            "{} -m venv {ENV_MOUNT_POINT}",
-            interpreter.display()
-        )];
-        steps.extend(recipe.pre_install.iter().cloned());
+        let mut log = BuildLog::new(log_path);
+        log.run(
+            shell.as_ref(),
+            &format!("{} -m venv {ENV_MOUNT_POINT}", interpreter.display()),
+            self.timeout,
+        )?;
+        let offline_index = recipe.pip_args.iter().any(|arg| arg == "--no-index");
+        let modern = version_of(interpreter).is_some_and(|version| {
+            let mut parts = version
+                .split('.')
+                .map(|part| part.parse::<u32>().unwrap_or(0));
+            (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= (3, 8)
+        });
+        let uv = installer == Installer::Auto
+            && self.network
+            && !offline_index
+            && modern
+            && log
+                .try_run(
+                    shell.as_ref(),
+                    &format!(
+                        "python -m pip install --quiet --retries 1 --target {UV_DIR} uv && {UV_DIR}/bin/uv --version"
+                    ),
+                    self.timeout,
+                )
+                .map_err(io_error("installing uv"))?;
+        let install = |arguments: &str| {
+            let pip = format!("python -m pip install {arguments}");
+            match uv {
+                true => (
+                    Some(format!(
+                        "{UV_DIR}/bin/uv pip install --python {ENV_MOUNT_POINT}/bin/python {arguments}"
+                    )),
+                    pip,
+                ),
+                false => (None, pip),
+            }
+        };
+        let pip_args: Vec<String> = recipe.pip_args.iter().map(|arg| shell_quote(arg)).collect();
+        let names_build_tool = |tool: &str| {
+            recipe.packages.iter().any(|package| {
+                let name: String = package
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c))
+                    .collect();
+                name.eq_ignore_ascii_case(tool)
+            })
+        };
+        let tools: Vec<&str> = ["setuptools", "wheel"]
+            .into_iter()
+            .filter(|tool| !names_build_tool(tool))
+            .collect();
+        let mut steps = Vec::new();
+        if !tools.is_empty() && !offline_index && self.network {
+            steps.push(install(&[tools.join(" "), pip_args.join(" ")].join(" ")));
+        }
         if !recipe.packages.is_empty() {
             let quoted: Vec<String> = recipe
                 .packages
                 .iter()
-                .chain(&recipe.pip_args)
                 .map(|arg| shell_quote(arg))
+                .chain(pip_args.iter().cloned())
                 .collect();
-            steps.push(format!("python -m pip install {}", quoted.join(" ")));
+            steps.push(install(&quoted.join(" ")));
         }
-        steps.extend(
-            recipe
-                .requirements
-                .iter()
-                .map(|file| format!("python -m pip install -r {}", shell_quote(file))),
-        );
-        steps.extend(recipe.install.iter().cloned());
-        let mut log = String::new();
-        for step in &steps {
-            let outcome = shell
-                .run(step, timeout)
-                .map_err(io_error(format!("running `{step}`")))?;
-            log.push_str(&format!(
-                "$ {step}\n{}{}\n",
-                outcome.stdout_text(),
-                outcome.stderr_text()
-            ));
-            if !outcome.success() {
-                let _ = std::fs::write(log_path, &log);
-                let tail: Vec<&str> = log.lines().rev().take(15).collect();
-                return Err(EnvironmentError::BuildFailed {
-                    step: step.clone(),
-                    status: outcome.shell_status(),
-                    log: log_path.to_path_buf(),
-                    tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
-                });
+        for file in requirements {
+            steps.push(install(&format!(
+                "-r {} {}",
+                shell_quote(file),
+                pip_args.join(" ")
+            )));
+        }
+        for (with_uv, with_pip) in &steps {
+            // uv first where it is installed; a step uv cannot do is done again with pip.
+            let done = match with_uv {
+                Some(step) => log
+                    .try_run(shell.as_ref(), step.trim(), self.timeout)
+                    .map_err(io_error(format!("running `{step}`")))?,
+                None => false,
+            };
+            if !done {
+                log.run(shell.as_ref(), with_pip.trim(), self.timeout)?;
             }
         }
-        let _ = std::fs::write(log_path, &log);
-        workspace.keep_changes(&environment.repository_layer)?;
+        if uv {
+            log.run(shell.as_ref(), &format!("rm -rf {UV_DIR}"), self.timeout)?;
+        }
+        log.save();
+        workspace.destroy()?;
         Ok(())
     }
+
+    /// Stage 2: the recipe's pre-install and install steps over the dependencies' venv
+    /// (copy-on-write); keeps what they changed in the venv and in the repository.
+    fn build_commit_layer(
+        &self,
+        base: &BaseCheckout,
+        recipe: &EnvironmentRecipe,
+        environment: &Environment,
+        log_path: &Path,
+    ) -> Result<(), EnvironmentError> {
+        let mut options = self.build_options(recipe);
+        if let Some(prefix) = venv_interpreter_prefix(&environment.venv) {
+            expose_interpreter(&mut options.sandbox, &prefix);
+        }
+        let index = options.extra_layers.len();
+        options.extra_layers.push(ExtraLayer {
+            source: environment.venv.clone(),
+            mount_point: ENV_MOUNT_POINT.into(),
+            access: LayerAccess::CopyOnWrite,
+            layers: Vec::new(),
+        });
+        let workspace = Workspace::create(self.cache, base, &options)?;
+        let shell = workspace.shell();
+        let mut log = BuildLog::new(log_path);
+        for step in &recipe.pre_install {
+            log.run(shell.as_ref(), step, self.timeout)?;
+        }
+        if self.network {
+            let pip_args: Vec<String> =
+                recipe.pip_args.iter().map(|arg| shell_quote(arg)).collect();
+            // Best effort: without them only the eval script's offline re-install fails
+            // (logged), and the tests run on this install.
+            log.try_run(
+                shell.as_ref(),
+                &format!(
+                    "python - {} <<'EOF'\n{BUILD_REQUIRES}EOF",
+                    pip_args.join(" ")
+                ),
+                self.timeout,
+            )
+            .map_err(io_error("downloading the build requirements"))?;
+        }
+        if let Some(install) = &recipe.install {
+            log.run(shell.as_ref(), install, self.timeout)?;
+        }
+        log.save();
+        let venv_layer = environment
+            .venv_layer
+            .clone()
+            .expect("a commit layer has a venv layer");
+        workspace
+            .keep_changes_with_layers(&environment.repository_layer, &[(index, venv_layer)])?;
+        Ok(())
+    }
+}
+
+/// Where the wheels of the project's build requirements are kept in the venv, for installs
+/// without network (the eval script's re-install, an agent's `pip install -e .`).
+pub const BUILD_WHEELS: &str = "/swerve-env/.swerve-build-wheels";
+
+/// Downloads the wheels (or sources) of the project's `[build-system] requires`
+/// (pyproject.toml; setuptools and wheel for a project without one, pip's own default) into
+/// [`BUILD_WHEELS`]. Arguments are extra pip arguments.
+const BUILD_REQUIRES: &str = r#"import re, subprocess, sys
+try:
+    text = open("pyproject.toml").read()
+except OSError:
+    text = ""
+section = re.search(r"^\[build-system\]\s*$(.*?)(?=^\[|\Z)", text, re.S | re.M)
+requires = section and re.search(r"^requires\s*=\s*\[(.*?)\]\s*$", section.group(1), re.S | re.M)
+names = re.findall(r"[\"']([^\"']+)[\"']", requires.group(1)) if requires else ["setuptools>=40.8.0", "wheel"]
+print("build requirements:", " ".join(names))
+sys.exit(subprocess.call([sys.executable, "-m", "pip", "download", "--quiet", "-d", "/swerve-env/.swerve-build-wheels", *names, *sys.argv[1:]]))
+"#;
+
+/// Host variables builds see besides `PIP_*` and `UV_*`: certificate bundles (a proxy's CA,
+/// which uv reads from `SSL_CERT_FILE`) and proxies.
+const BUILD_VARIABLES: &[&str] = &[
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+];
+
+/// Where uv is installed during a dependencies build (removed before the venv is kept).
+const UV_DIR: &str = "/swerve-env/.swerve-uv";
+
+/// Runs `build` unless `<root>/<key>.ready` exists, under `<root>/<key>.lock`; removes
+/// `dir` before and after a failed build, and marks success with the ready file.
+fn locked_build(
+    root: &Path,
+    key: &str,
+    dir: &Path,
+    build: impl FnOnce() -> Result<(), EnvironmentError>,
+) -> Result<(), EnvironmentError> {
+    let ready = root.join(format!("{key}.ready"));
+    if ready.exists() {
+        return Ok(());
+    }
+    let lock_path = root.join(format!("{key}.lock"));
+    let lock =
+        File::create(&lock_path).map_err(io_error(format!("creating {}", lock_path.display())))?;
+    let _lock = Flock::lock(lock, FlockArg::LockExclusive)
+        .map_err(|(_, errno)| io_error(format!("locking {}", lock_path.display()))(errno.into()))?;
+    if ready.exists() {
+        return Ok(());
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    let result = build();
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+    result?;
+    std::fs::write(&ready, key).map_err(io_error(format!("writing {}", ready.display())))
+}
+
+/// A build's log: every step's command and output, written to its file on failure and at
+/// the end.
+struct BuildLog {
+    path: PathBuf,
+    text: String,
+}
+
+impl BuildLog {
+    fn new(path: &Path) -> Self {
+        BuildLog {
+            path: path.to_path_buf(),
+            text: String::new(),
+        }
+    }
+
+    /// Runs `step`, logging it; whether it succeeded.
+    fn try_run(
+        &mut self,
+        shell: &dyn swerve_core::Shell,
+        step: &str,
+        timeout: Duration,
+    ) -> std::io::Result<bool> {
+        let outcome = shell.run(step, timeout)?;
+        self.text.push_str(&format!(
+            "$ {step}\n{}{}\n",
+            outcome.stdout_text(),
+            outcome.stderr_text()
+        ));
+        Ok(outcome.success())
+    }
+
+    /// Runs `step`, logging it; a failure is a [`EnvironmentError::BuildFailed`] with the
+    /// log's tail.
+    fn run(
+        &mut self,
+        shell: &dyn swerve_core::Shell,
+        step: &str,
+        timeout: Duration,
+    ) -> Result<(), EnvironmentError> {
+        let outcome = shell
+            .run(step, timeout)
+            .map_err(io_error(format!("running `{step}`")))?;
+        self.text.push_str(&format!(
+            "$ {step}\n{}{}\n",
+            outcome.stdout_text(),
+            outcome.stderr_text()
+        ));
+        if outcome.success() {
+            return Ok(());
+        }
+        self.save();
+        let tail: Vec<&str> = self.text.lines().rev().take(15).collect();
+        Err(EnvironmentError::BuildFailed {
+            step: step.to_owned(),
+            status: outcome.shell_status(),
+            log: self.path.clone(),
+            tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
+        })
+    }
+
+    fn save(&self) {
+        let _ = std::fs::write(&self.path, &self.text);
+    }
+}
+
+/// The files of `files` that exist in `base`, in order, with their content.
+fn existing_requirements(base: &BaseCheckout, files: &[String]) -> Vec<(String, String)> {
+    files
+        .iter()
+        .filter_map(|file| {
+            let text = std::fs::read_to_string(base.path.join(file)).ok()?;
+            Some((file.clone(), text))
+        })
+        .collect()
+}
+
+/// The dependencies' cache key: every recipe field but the install steps, the requirement
+/// files' names and contents, and the installer.
+fn dependencies_key(
+    recipe: &EnvironmentRecipe,
+    requirements: &[(String, String)],
+    installer: Installer,
+) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    let mut field = |name: &str, values: &[&str]| {
+        hash.update(name.as_bytes());
+        hash.update((values.len() as u64).to_le_bytes());
+        for value in values {
+            hash.update((value.len() as u64).to_le_bytes());
+            hash.update(value.as_bytes());
+        }
+    };
+    fn strings(values: &[String]) -> Vec<&str> {
+        values.iter().map(String::as_str).collect()
+    }
+    field(
+        "python",
+        &recipe.python.as_deref().into_iter().collect::<Vec<_>>(),
+    );
+    field("packages", &strings(&recipe.packages));
+    field("system_packages", &strings(&recipe.system_packages));
+    field("pip_args", &strings(&recipe.pip_args));
+    let env: Vec<&str> = recipe
+        .env
+        .iter()
+        .flat_map(|(name, value)| [name.as_str(), value.as_str()])
+        .collect();
+    field("env", &env);
+    let files: Vec<&str> = requirements
+        .iter()
+        .flat_map(|(file, text)| [file.as_str(), text.as_str()])
+        .collect();
+    field("requirements", &files);
+    field(
+        "installer",
+        &[match installer {
+            Installer::Auto => "auto",
+            Installer::Pip => "pip",
+        }],
+    );
+    hash.finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 /// Fails naming the packages of `packages` that `dpkg-query` does not report installed.

@@ -1,8 +1,8 @@
 //! `evaluate(task, patch)`: grade one patch by running the task's tests in a fresh sandbox.
 //!
 //! Phases (each timed in the report): prepare the base checkout and the test spec;
-//! prepare the spec's environment (cached); create a workspace with the environment layered
-//! in; apply the patch with the SWE-bench cascade; run the eval script (reset test files,
+//! prepare the spec's environment (cached) and create a workspace with it layered in, both
+//! through [`TaskEnvironments`], the place rollouts prepare their workspaces too; apply the patch with the SWE-bench cascade; run the eval script (reset test files,
 //! apply test_patch, run the tests between output markers) under a timeout, keeping the full
 //! log; parse and grade by SWE-bench 5.x's rules. Nothing here returns an error: every
 //! failure becomes a classified error in the [`InstanceReport`], so a run goes on with the
@@ -17,10 +17,10 @@ use swerve_core::Task;
 use swerve_sandbox::{Cache, RepoMap, WorkspaceOptions};
 
 use crate::apply::{apply_patch, write_file};
-use crate::environment::{EnvironmentRecipe, Environments};
 use crate::grading::{check_log, grade};
+use crate::prepare::{PreparedTask, ResolvedTask, TaskEnvironments};
 use crate::report::{ErrorClass, InstanceReport};
-use crate::spec::{RecipeTable, TestSpec, eval_script, resolve_spec};
+use crate::spec::{RecipeTable, TestSpec, eval_script};
 use crate::{EvalType, parsers};
 
 /// Where the eval script is written inside the sandbox.
@@ -74,10 +74,10 @@ impl Evaluator<'_> {
         let started = Instant::now();
         let prepared = self.prepare(task, &mut report);
         report.timings.workspace = Some(started.elapsed().as_secs_f64());
-        let Some((base, spec)) = prepared else {
+        let Some(resolved) = prepared else {
             return report;
         };
-        let cache_path = self.cache_path(task, patch, &spec);
+        let cache_path = self.cache_path(task, patch, &resolved.spec);
         if self.settings.use_cache
             && let Some(cached) = std::fs::read(&cache_path)
                 .ok()
@@ -85,7 +85,7 @@ impl Evaluator<'_> {
         {
             return cached;
         }
-        self.run(task, patch, &base, &spec, &mut report);
+        self.run(task, patch, resolved, &mut report);
         if report.error_class != Some(ErrorClass::Infra) {
             let _ = std::fs::create_dir_all(cache_path.parent().unwrap_or(Path::new(".")));
             if let Ok(json) = serde_json::to_vec_pretty(&report) {
@@ -97,76 +97,53 @@ impl Evaluator<'_> {
         report
     }
 
+    /// How this evaluator prepares tasks: the same place rollouts prepare theirs.
+    pub fn environments(&self) -> TaskEnvironments<'_> {
+        TaskEnvironments {
+            cache: self.cache,
+            repos: self.repos,
+            recipes: self.recipes,
+            workspace: &self.settings.workspace,
+            network: self.settings.environment_network,
+            timeout: self.settings.environment_timeout,
+        }
+    }
+
     /// The base checkout and the test spec, or an infra error in `report`.
-    fn prepare(
-        &self,
-        task: &Task,
-        report: &mut InstanceReport,
-    ) -> Option<(swerve_sandbox::BaseCheckout, TestSpec)> {
-        let base = self
-            .cache
-            .prepare_task_base(self.repos, task)
-            .map_err(|error| {
-                report.record_error(
-                    ErrorClass::Infra,
-                    format!("preparing the base checkout: {error}"),
-                )
-            })
+    fn prepare(&self, task: &Task, report: &mut InstanceReport) -> Option<ResolvedTask> {
+        let resolved = self
+            .environments()
+            .resolve(task)
+            .map_err(|error| report.record_error(ErrorClass::Infra, error.to_string()))
             .ok()?;
-        let spec = resolve_spec(task, &base.path, self.recipes)
-            .map_err(|error| {
-                report.record_error(
-                    ErrorClass::Infra,
-                    format!("working out how to test the task: {error}"),
-                )
-            })
-            .ok()?;
-        report.spec = Some(spec.summary(task));
-        Some((base, spec))
+        report.spec = Some(resolved.spec.summary(task));
+        Some(resolved)
     }
 
     fn run(
         &self,
         task: &Task,
         patch: Option<&str>,
-        base: &swerve_sandbox::BaseCheckout,
-        spec: &TestSpec,
+        resolved: ResolvedTask,
         report: &mut InstanceReport,
     ) {
-        let mut options = self.settings.workspace.clone();
-        if let Some(recipe) = &spec.recipe {
-            let started = Instant::now();
-            let recipe = EnvironmentRecipe {
-                key: recipe.key(),
-                python: recipe.python.clone(),
-                pre_install: recipe.pre_install.clone(),
-                packages: recipe.packages.clone(),
-                requirements: recipe.requirements.clone(),
-                system_packages: recipe.system_packages.clone(),
-                pip_args: recipe.pip_args.clone(),
-                install: recipe.install.clone(),
-                env: recipe.env.clone(),
-            };
-            let prepared = Environments {
-                cache: self.cache,
-                template: &self.settings.workspace,
-                network: self.settings.environment_network,
-                timeout: self.settings.environment_timeout,
-            }
-            .prepare(base, &recipe);
-            report.timings.environment = Some(started.elapsed().as_secs_f64());
-            match prepared {
-                Ok(environment) => environment.apply(&mut options),
-                Err(error) => {
-                    return report.record_error(
-                        ErrorClass::Infra,
-                        format!("preparing the environment: {error}"),
-                    );
-                }
-            }
-        }
+        let has_recipe = resolved.spec.recipe.is_some();
         let started = Instant::now();
-        let workspace = match swerve_sandbox::Workspace::create(self.cache, base, &options) {
+        let prepared = self.environments().environment(resolved);
+        if has_recipe {
+            report.timings.environment = Some(started.elapsed().as_secs_f64());
+        }
+        let prepared = match prepared {
+            Ok(prepared) => prepared,
+            Err(error) => return report.record_error(ErrorClass::Infra, error.to_string()),
+        };
+        let PreparedTask {
+            spec,
+            workspace_options: options,
+            ..
+        } = &prepared;
+        let started = Instant::now();
+        let workspace = match prepared.workspace(self.cache) {
             Ok(workspace) => workspace,
             Err(error) => {
                 return report.record_error(
@@ -234,6 +211,8 @@ impl Evaluator<'_> {
         report.log_path = save(&logs, "test_output.txt", &test_log);
         drop(workspace);
         if outcome.timed_out {
+            // Tests waiting on a network they do not have (retries, backoff) often end so.
+            report.needs_network = crate::offline::network_evidence(&test_log);
             return report.record_error(
                 ErrorClass::Timeout,
                 format!(
@@ -292,7 +271,8 @@ impl Evaluator<'_> {
 }
 
 /// Parses `log` with `log_parser`, checks it and grades it for `task` into `report`
-/// (also used to re-grade saved logs).
+/// (also used to re-grade saved logs); an unresolved instance whose log shows the tests
+/// tried the network gets [`InstanceReport::needs_network`].
 pub fn grade_log(
     report: &mut InstanceReport,
     log: &str,
@@ -318,6 +298,10 @@ pub fn grade_log(
         }
         Err(rejection) => report.record_rejection(rejection),
     }
+    report.needs_network = match report.resolved {
+        true => None,
+        false => crate::offline::network_evidence(log),
+    };
 }
 
 /// What else the result depends on: the tests themselves and the expected lists.

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::grading::{LogRejection, Resolution, TestsStatus, resolution};
+use crate::offline::NeedsNetwork;
 use crate::parsers::InvalidMarker;
 use crate::status::EvalType;
 
@@ -62,6 +63,11 @@ pub struct InstanceReport {
     /// What the task was tested with.
     #[serde(default)]
     pub spec: Option<SpecSummary>,
+    /// Set when the instance is not resolved and its test log shows the tests tried the
+    /// network or an external download, which evaluation sandboxes do not allow: the
+    /// instance cannot be validated offline, whatever the patch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_network: Option<NeedsNetwork>,
 }
 
 /// The kinds of error that stop an evaluation; an instance with one is an error of the run.
@@ -155,6 +161,7 @@ impl InstanceReport {
             test_exit_code: None,
             patch_hash: None,
             spec: None,
+            needs_network: None,
         }
     }
 

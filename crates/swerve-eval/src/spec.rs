@@ -70,7 +70,7 @@
 //! directives = "django"               # paths, modules, django, none
 //! python = "3.9"
 //! packages = ["setuptools"]           # pip requirement strings
-//! requirements = ["tests/requirements/py3.txt"]  # first existing file: pip install -r
+//! requirements = ["tests/requirements/py3.txt"]  # each existing file: pip install -r
 //! system_packages = ["locales"]       # OS packages SWE-bench installs with apt-get
 //! pip_args = []                       # extra pip arguments (index options, ...)
 //! pre_install = []                    # shell commands run in the checkout before install

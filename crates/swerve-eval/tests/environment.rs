@@ -1,6 +1,7 @@
 //! Environments built for real, offline: a venv from the machine's Python with a package
 //! from a local wheel directory, the install step's repository changes layered into later
-//! workspaces, caching, and the errors that name what to install.
+//! workspaces, the dependencies shared by commits with a thin layer per commit, caching, and
+//! the errors that name what to install.
 
 use std::path::Path;
 use std::process::Command;
@@ -213,9 +214,18 @@ fn missing_interpreters_and_system_packages_say_what_to_install() {
         error.to_string().contains("python -m pip install"),
         "{error}"
     );
+    let left: Vec<String> = std::fs::read_dir(cache.root().join("envs"))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| {
+            let dir = cache.root().join("envs").join(name);
+            dir.is_dir() && !cache.root().join(format!("envs/{name}.ready")).exists()
+        })
+        .collect();
     assert!(
-        !cache.root().join("envs/broken").exists(),
-        "a failed build leaves nothing behind"
+        left.is_empty(),
+        "a failed build leaves nothing behind: {left:?}"
     );
 }
 
@@ -257,5 +267,81 @@ fn environments_that_change_the_repository_are_specific_to_their_commit() {
         seen,
         [format!("{first}\n"), format!("{second}\n")],
         "pre_install ran once per commit"
+    );
+}
+
+#[test]
+fn dependencies_are_built_once_and_each_commit_adds_a_thin_layer() {
+    let scratch = tempfile::tempdir().unwrap();
+    let repo = scratch.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let first = repository(&repo);
+    sh(
+        &repo,
+        "echo 'SECOND = 2' >> app.py && git -c user.name=t -c user.email=t@t commit -qam second",
+    );
+    let second = sh(&repo, "git rev-parse HEAD");
+    let cache = Cache::open(scratch.path().join("cache")).unwrap();
+    let source = swerve_sandbox::RepoSource::Local(repo);
+    // An install that writes into the venv (as an editable install's .pth does) and the
+    // repository.
+    let recipe = EnvironmentRecipe {
+        key: "thin-layer".into(),
+        install: Some(
+            "python -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])' > /tmp/purelib \
+             && echo /testbed > \"$(cat /tmp/purelib)/testbed.pth\" \
+             && git rev-parse HEAD > built-at"
+                .into(),
+        ),
+        ..recipe()
+    };
+    let mut environments = Vec::new();
+    let mut seconds = Vec::new();
+    for commit in [&first, &second] {
+        let base = cache.prepare_base("t/helper", &source, commit).unwrap();
+        let started = Instant::now();
+        let environment = Environments {
+            cache: &cache,
+            template: &options(),
+            network: false,
+            timeout: Duration::from_secs(300),
+        }
+        .prepare(&base, &recipe)
+        .unwrap();
+        seconds.push(started.elapsed().as_secs_f64());
+        let mut with_env = options();
+        environment.apply(&mut with_env);
+        let workspace = Workspace::create(&cache, &base, &with_env).unwrap();
+        let outcome = workspace
+            .sandbox()
+            .run(
+                "cd /tmp && python -c 'import helper, app; print(helper.X, getattr(app, \"SECOND\", 1))' && cat /testbed/built-at",
+                Duration::from_secs(60),
+            )
+            .unwrap();
+        assert_eq!(
+            outcome.stdout_text(),
+            format!("42 {}\n{commit}\n", if commit == &first { 1 } else { 2 }),
+            "{}",
+            outcome.stderr_text()
+        );
+        environments.push(environment);
+    }
+    assert_eq!(
+        environments[0].venv, environments[1].venv,
+        "one dependencies venv for both commits"
+    );
+    assert_ne!(environments[0].venv_layer, environments[1].venv_layer);
+    let layer = environments[1].venv_layer.as_ref().unwrap();
+    let files = sh(layer, "find . -type f | wc -l")
+        .parse::<usize>()
+        .unwrap();
+    assert!(
+        files < 10,
+        "the commit layer holds only what the install wrote: {files} files"
+    );
+    assert!(
+        seconds[1] < seconds[0],
+        "the second commit reuses the dependencies: {seconds:?}"
     );
 }

@@ -65,6 +65,10 @@ pub struct ExtraLayer {
     pub mount_point: PathBuf,
     /// How commands may change it.
     pub access: LayerAccess,
+    /// Saved changes (see [`Workspace::keep_changes_with_layers`]) stacked over `source`,
+    /// topmost first: e.g. what a commit's project install wrote into a venv shared by
+    /// every commit. Only for [`LayerAccess::CopyOnWrite`]; ignored otherwise.
+    pub layers: Vec<PathBuf>,
 }
 
 /// How commands may change an [`ExtraLayer`].
@@ -272,12 +276,16 @@ impl Workspace {
                     LayerSpec::Bind { source }
                 }
                 LayerAccess::CopyOnWrite => {
-                    give(&source)?;
+                    let lowers: Vec<PathBuf> =
+                        layer.layers.iter().cloned().chain([source]).collect();
+                    for lower in &lowers {
+                        give(lower)?;
+                    }
                     let upper = self.private_dir(&format!("layer{index}-upper"), owner)?;
                     let work = self.private_dir(&format!("layer{index}-work"), owner)?;
                     written.push(upper.clone());
                     LayerSpec::Overlay {
-                        lowers: vec![source],
+                        lowers,
                         upper,
                         work,
                     }
@@ -328,6 +336,34 @@ impl Workspace {
             ));
         }
         drop(self.sandbox.take());
+        std::fs::rename(self.dir.join("upper"), dest).map_err(SandboxError::io(format!(
+            "moving the workspace's changes to {}",
+            dest.display()
+        )))?;
+        self.teardown()
+    }
+
+    /// Like [`keep_changes`](Self::keep_changes), and also moves the changes to copy-on-write
+    /// extra layers: `layers` pairs an index into the options' `extra_layers` with where its
+    /// changes go (for use in [`ExtraLayer::layers`] of later workspaces).
+    pub fn keep_changes_with_layers(
+        mut self,
+        dest: &Path,
+        layers: &[(usize, PathBuf)],
+    ) -> Result<(), SandboxError> {
+        if self.strategy != Strategy::Overlay {
+            return Err(SandboxError::Unsupported(
+                "only overlay workspaces can keep their changes as a layer".into(),
+            ));
+        }
+        drop(self.sandbox.take());
+        for (index, layer_dest) in layers {
+            let upper = self.dir.join(format!("layer{index}-upper"));
+            std::fs::rename(&upper, layer_dest).map_err(SandboxError::io(format!(
+                "moving the changes to extra layer {index} to {}",
+                layer_dest.display()
+            )))?;
+        }
         std::fs::rename(self.dir.join("upper"), dest).map_err(SandboxError::io(format!(
             "moving the workspace's changes to {}",
             dest.display()

@@ -384,6 +384,7 @@ fn extra_layers_are_mounted_copy_on_write_read_only_or_read_write() {
         source: sources[index].clone(),
         mount_point: format!("/swerve-layers/{index}").into(),
         access,
+        layers: Vec::new(),
     };
     let options = WorkspaceOptions {
         sandbox: isolated(),

@@ -139,6 +139,30 @@ pub enum TasksCommand {
     /// Select tasks for training: gold patch size, determinism, difficulty from past
     /// runs, duplicates; writes the kept tasks and a report of every decision.
     Curate(CurateArgs),
+    /// Certify a task file: build each task's environment, check that its gold patch
+    /// resolves it and an empty patch does not, time each phase; a table and a JSON file.
+    Check(CheckArgs),
+}
+
+/// `swerve tasks check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The task file.
+    pub file: PathBuf,
+    /// Only these instance ids.
+    pub ids: Vec<String>,
+    /// Output directory: check.json and the evaluations' logs [default: <FILE stem>.check].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Tasks checked at once.
+    #[arg(long, default_value_t = 1)]
+    pub workers: usize,
+    /// Extra environment recipes (TOML), overriding the shipped ones [run.recipes].
+    #[arg(long, value_name = "FILE")]
+    pub recipes: Option<PathBuf>,
+    /// Seconds allowed for each evaluation's tests (default 1800).
+    #[arg(long)]
+    pub timeout: Option<f64>,
 }
 
 /// `swerve tasks curate`.

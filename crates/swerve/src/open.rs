@@ -1,11 +1,21 @@
 //! Opening a task's workspace from the command line: load the task file, find the task,
-//! resolve its repository, prepare the base and create a sandboxed workspace.
+//! resolve its repository, prepare the base and the task's environment, and create a
+//! sandboxed workspace with the environment layered in.
+//!
+//! Every rollout (`swerve run`, `swerve serve` rollouts and environments, `swerve env
+//! exec | tool`, and with them SWE-World's recording and SWE-Edit's subagents, which work
+//! in the rollout's workspace) opens its workspace here, through
+//! [`swerve_eval::prepare::TaskEnvironments`], the place grading prepares its own: the agent
+//! sees the interpreter, packages, project install, `PATH`, `VIRTUAL_ENV`, variables and
+//! paths its patch is graded with.
 
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use swerve_core::Task;
 use swerve_core::task::load_tasks;
+use swerve_eval::evaluate::EvalSettings;
+use swerve_eval::prepare::{PreparedTask, TaskEnvironments};
 use swerve_sandbox::{Cache, Workspace};
 use swerve_tools::{Toolbox, WorkspaceFs};
 
@@ -60,19 +70,60 @@ pub fn task(file: &Path, id: &str) -> Result<Task> {
     )
 }
 
-/// A fresh workspace of `task` (loaded from `task_file`) under `config`, in `cache`.
+/// A fresh workspace of `task` (loaded from `task_file`) under `config`, in `cache`, with
+/// the task's environment (built on first use, then cached) layered in.
 pub fn workspace(
     config: &Config,
     cache: &Cache,
     task_file: &Path,
     task: &Task,
 ) -> Result<Workspace> {
-    let source = config.repo_map(task_file).resolve(task)?;
-    let base = cache
-        .prepare_base(&task.repo, &source, &task.base_commit)
-        .with_context(|| format!("task {}: preparing its base checkout", task.instance_id))?;
-    Workspace::create(cache, &base, &config.workspace_options())
+    let prepared = prepare(config, cache, task_file, task)?;
+    prepared
+        .workspace(cache)
         .with_context(|| format!("task {}: creating its workspace", task.instance_id))
+}
+
+/// The base checkout, test spec and environment of `task` under `config`: what grading
+/// prepares for it, with the sandbox settings of `config`.
+pub fn prepare(
+    config: &Config,
+    cache: &Cache,
+    task_file: &Path,
+    task: &Task,
+) -> Result<PreparedTask> {
+    // The shipped table is parsed once per process, not once per rollout.
+    static SHIPPED: std::sync::OnceLock<swerve_eval::spec::RecipeTable> =
+        std::sync::OnceLock::new();
+    let loaded;
+    let recipes = match &config.run.recipes {
+        None => SHIPPED.get_or_init(swerve_eval::spec::RecipeTable::shipped),
+        Some(file) => {
+            loaded = crate::commands::eval::recipes(Some(file))?;
+            &loaded
+        }
+    };
+    let repos = config.repo_map(task_file);
+    let workspace = config.workspace_options();
+    let defaults = EvalSettings::default();
+    let prepared = TaskEnvironments {
+        cache,
+        repos: &repos,
+        recipes,
+        workspace: &workspace,
+        network: defaults.environment_network,
+        timeout: defaults.environment_timeout,
+    }
+    .prepare(task)
+    .with_context(|| format!("task {}", task.instance_id))?;
+    if let Some(seconds) = prepared.environment_seconds {
+        tracing::info!(
+            task = %task.instance_id,
+            seconds,
+            "environment ready"
+        );
+    }
+    Ok(prepared)
 }
 
 /// The native tools over `workspace`, with paths as the sandbox shows them.

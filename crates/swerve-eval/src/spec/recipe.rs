@@ -13,9 +13,10 @@ pub struct Recipe {
     /// pip requirement strings to install, such as `"numpy==1.25.2"` (SWE-bench's
     /// `pip_packages`, and its conda `packages` where pip has them).
     pub packages: Vec<String>,
-    /// Requirement files in the checkout, tried in order; the first that exists is installed
-    /// with `pip install -r` (SWE-bench's `packages = "requirements.txt"` with
-    /// `MAP_REPO_TO_REQS_PATHS`).
+    /// Requirement files in the checkout; each that exists is installed with `pip install
+    /// -r`, in order (SWE-bench's `packages = "requirements.txt"` with
+    /// `MAP_REPO_TO_REQS_PATHS`, where it takes the first that exists, and SWE-rebench's
+    /// `reqs_path`, which lists files that together make the environment).
     pub requirements: Vec<String>,
     /// OS packages (Debian names) that SWE-bench installs with `apt-get`, such as
     /// `"graphviz"`; swerve does not install them, the environment builder can check them.

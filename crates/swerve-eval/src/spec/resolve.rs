@@ -309,9 +309,56 @@ fn environment(
         recipe.env = given.value;
         task_gives("env", given.field);
     }
+    // apt-get steps cannot run in a sandbox (its system directories are read-only): the
+    // packages they install become system packages, checked on the host.
+    let (pre_install, apt) = split_apt(&recipe.pre_install);
+    if !apt.is_empty() {
+        recipe.pre_install = pre_install;
+        for package in apt {
+            if !recipe.system_packages.contains(&package) {
+                recipe.system_packages.push(package);
+            }
+        }
+        if let Some(origin) = origins.get("pre_install").cloned() {
+            origins.insert("system_packages".to_owned(), origin);
+        }
+    }
     let set = set_fields(&recipe);
     origins.retain(|name, _| set.contains(&name.as_str()));
     Ok(((!recipe.is_empty()).then_some(recipe), origins))
+}
+
+/// `commands` without their `apt-get update` / `apt-get install` steps (also `apt`, with
+/// options, `sudo` and `DEBIAN_FRONTEND=…`, inside `&&` chains), and the packages those
+/// steps install.
+fn split_apt(commands: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut kept = Vec::new();
+    let mut packages = Vec::new();
+    for command in commands {
+        let mut rest = Vec::new();
+        for part in command.split("&&") {
+            let words: Vec<&str> = part
+                .split_whitespace()
+                .filter(|word| *word != "sudo" && !word.starts_with("DEBIAN_FRONTEND="))
+                .collect();
+            match words.as_slice() {
+                [tool, "update", ..] if matches!(*tool, "apt-get" | "apt") => {}
+                [tool, "install", arguments @ ..] if matches!(*tool, "apt-get" | "apt") => {
+                    packages.extend(
+                        arguments
+                            .iter()
+                            .filter(|word| !word.starts_with('-'))
+                            .map(|word| (*word).to_owned()),
+                    );
+                }
+                _ => rest.push(part.trim().to_owned()),
+            }
+        }
+        if !rest.is_empty() {
+            kept.push(rest.join(" && "));
+        }
+    }
+    (kept, packages)
 }
 
 /// The recipe-file names of the fields `recipe` sets.
@@ -329,4 +376,25 @@ fn set_fields(recipe: &Recipe) -> Vec<&'static str> {
     .into_iter()
     .filter_map(|(name, set)| set.then_some(name))
     .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_apt;
+
+    #[test]
+    fn apt_steps_become_system_packages() {
+        let commands = [
+            "apt-get update".to_owned(),
+            "apt-get install -y gcc".to_owned(),
+            "apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y libx11-dev && sed -i s/a/b/ setup.cfg".to_owned(),
+            "sed -i 's/>=>=/>=/' setup.cfg".to_owned(),
+        ];
+        let (kept, packages) = split_apt(&commands);
+        assert_eq!(
+            kept,
+            ["sed -i s/a/b/ setup.cfg", "sed -i 's/>=>=/>=/' setup.cfg"]
+        );
+        assert_eq!(packages, ["gcc", "libx11-dev"]);
+    }
 }

@@ -18,6 +18,7 @@ use anyhow::{Context, Result};
 use swerve_core::Task;
 use swerve_core::atomic::write_json_atomically;
 use swerve_eval::evaluate::{EvalSettings, Evaluator, grade_log};
+use swerve_eval::offline::NeedsNetwork;
 use swerve_eval::predictions::load_predictions;
 use swerve_eval::report::{InstanceReport, ReportFile, RunReport};
 use swerve_eval::spec::RecipeTable;
@@ -59,7 +60,7 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
     if args.evaluator == EvaluatorKind::Swr {
         return swr::run(config, &args, args.mode(), &tasks, &patches);
     }
-    let recipes = recipes(args.recipes.as_deref())?;
+    let recipes = recipes(args.recipes.as_deref().or(config.run.recipes.as_deref()))?;
     let cache = config.cache()?;
     let repos = config.repo_map(&args.tasks);
     let mut settings = settings(config, args.out.join("logs"));
@@ -304,6 +305,21 @@ fn summarize(results: &[(String, Option<InstanceReport>)], mode: Mode) {
         graded.len(),
         results.len() - graded.len()
     );
+    if mode == Mode::Gold {
+        let offline: Vec<(&String, &NeedsNetwork)> = results
+            .iter()
+            .filter_map(|(id, report)| Some((id, report.as_ref()?.needs_network.as_ref()?)))
+            .collect();
+        if !offline.is_empty() {
+            println!(
+                "{} tasks cannot be validated offline (needs_network in results.json):",
+                offline.len()
+            );
+            for (id, needs) in offline {
+                println!("  {id}: {needs}");
+            }
+        }
+    }
 }
 
 /// `--gold` fails unless every gold patch resolves; `--empty` fails if any empty patch does.

@@ -33,7 +33,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     let resolved = Config::resolve(&sources(&cli))?;
     let config = resolved.config;
     match cli.command {
-        Command::Tasks(command) => tasks::run(command),
+        Command::Tasks(command) => tasks::run(&config, command),
         Command::Env(command) => env::run(&config, command),
         Command::Demo(args) => demo::run(&config, args),
         Command::Run(args) => run::run(&config, args),

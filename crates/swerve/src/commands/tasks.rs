@@ -1,5 +1,7 @@
-//! `swerve tasks validate`, `swerve tasks list` and `swerve tasks curate` ([`curate`]).
+//! `swerve tasks validate`, `swerve tasks list`, `swerve tasks curate` ([`curate`]) and
+//! `swerve tasks check` ([`check`]).
 
+mod check;
 mod curate;
 
 use std::process::ExitCode;
@@ -8,10 +10,12 @@ use anyhow::Result;
 use swerve_core::task::{Severity, validate_tasks};
 
 use crate::cli::TasksCommand;
+use crate::config::Config;
 use crate::open;
 
-pub fn run(command: TasksCommand) -> Result<ExitCode> {
+pub fn run(config: &Config, command: TasksCommand) -> Result<ExitCode> {
     match command {
+        TasksCommand::Check(args) => check::run(config, &args),
         TasksCommand::Validate { files } => validate(&files),
         TasksCommand::List { file, json } => list(&file, json),
         TasksCommand::Curate(args) => curate::run(&args),
