@@ -703,9 +703,9 @@ fn a_command_filling_the_disk_is_stopped_at_the_quota() {
     );
     let after = run(&workspace, "du -sm . | cut -f1");
     let used: u64 = after.stdout_text().trim().parse().unwrap();
-    // Unchecked, the writer would have written for 30 s; the watchdog may let through what
-    // the page cache takes between two checks.
-    assert!(used < 32 + 96, "{used} MiB written past a 32 MiB quota");
+    // Unchecked, the writer would have written for 30 s (gigabytes); the watchdog lets
+    // through what the page cache takes between two checks, more on a loaded machine.
+    assert!(used < 32 + 256, "{used} MiB written past a 32 MiB quota");
     // Freeing space makes the workspace usable again.
     let freed = run(&workspace, "rm -f f*; echo ok > small; cat small");
     assert_eq!(freed.stdout_text(), "ok\n", "{}", freed.stderr_text());
