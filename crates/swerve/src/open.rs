@@ -6,7 +6,8 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use swerve_core::Task;
 use swerve_core::task::load_tasks;
-use swerve_sandbox::{Cache, Workspace};
+use swerve_image::IdMapping;
+use swerve_sandbox::{Cache, ImageRoot, Workspace};
 use swerve_tools::{Toolbox, WorkspaceFs};
 
 use crate::config::Config;
@@ -60,13 +61,45 @@ pub fn task(file: &Path, id: &str) -> Result<Task> {
     )
 }
 
+/// The image `task` runs in: the one its row names (`image`, `docker_image`,
+/// `image_name`), else the one `images.naming` derives, rewrites applied later.
+pub fn task_image(config: &Config, task: &Task) -> Option<String> {
+    config.images.image_for(task.image(), &task.instance_id)
+}
+
+/// The unpacked root of `image` for this configuration's sandboxes: pulled (or imported
+/// earlier) into the image store, each layer unpacked once.
+pub fn image_root(config: &Config, image: &str) -> Result<ImageRoot> {
+    let store = config.image_store()?;
+    let record = match store.record(image)? {
+        Some(record) => record,
+        None => store.pull_blocking(image)?,
+    };
+    let ids = IdMapping::for_sandbox(&config.sandbox)?;
+    Ok(store.root_for(&record, ids)?)
+}
+
 /// A fresh workspace of `task` (loaded from `task_file`) under `config`, in `cache`.
+///
+/// The one place that chooses how a task's environment is made: in its image when it has
+/// one ([`task_image`]), else over a cached base checkout of its repository.
 pub fn workspace(
     config: &Config,
     cache: &Cache,
     task_file: &Path,
     task: &Task,
 ) -> Result<Workspace> {
+    if let Some(image) = task_image(config, task) {
+        let root = image_root(config, &image)
+            .with_context(|| format!("task {}: image {image}", task.instance_id))?;
+        return Workspace::create_from_image(cache, &root, &config.workspace_options())
+            .with_context(|| {
+                format!(
+                    "task {}: creating its workspace in image {image}",
+                    task.instance_id
+                )
+            });
+    }
     let source = config.repo_map(task_file).resolve(task)?;
     let base = cache
         .prepare_base(&task.repo, &source, &task.base_commit)
