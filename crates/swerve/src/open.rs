@@ -79,6 +79,17 @@ pub fn image_root(config: &Config, image: &str) -> Result<ImageRoot> {
     Ok(store.root_for(&record, ids)?)
 }
 
+/// The images of tasks for grading (`swerve eval`, `swerve run --eval`): the same choice as
+/// [`workspace`] makes.
+pub struct TaskImages(pub Config);
+
+impl swerve_eval::evaluate::ImageProvider for TaskImages {
+    fn image_root(&self, task: &Task) -> Option<std::result::Result<ImageRoot, String>> {
+        let image = task_image(&self.0, task)?;
+        Some(image_root(&self.0, &image).map_err(|error| format!("{image}: {error:#}")))
+    }
+}
+
 /// A fresh workspace of `task` (loaded from `task_file`) under `config`, in `cache`.
 ///
 /// The one place that chooses how a task's environment is made: in its image when it has
