@@ -15,7 +15,7 @@
 set -euo pipefail
 
 DIR=${1:-${SWERVE_TEST_IMAGES:-/var/cache/swerve-test-images}}
-VERSION=3 # bump when the images change
+VERSION=4 # bump when the images change
 LAYOUT="$DIR/layout-v$VERSION"
 if [ -f "$LAYOUT/.ready" ]; then
   echo "$LAYOUT"
@@ -32,7 +32,7 @@ fi
 # 1. The root file system, cached as a tar.
 if [ ! -f "$DIR/rootfs.tar" ]; then
   rm -rf "$DIR/rootfs.tmp"
-  debootstrap --variant=minbase --include=git,python3-minimal bookworm "$DIR/rootfs.tmp" \
+  debootstrap --variant=minbase --include=git,python3 bookworm "$DIR/rootfs.tmp" \
     "${DEBIAN_MIRROR:-http://deb.debian.org/debian}" >&2
   rm -rf "$DIR"/rootfs.tmp/usr/share/{doc,man,info,locale}/* "$DIR"/rootfs.tmp/var/cache/apt/* \
     "$DIR"/rootfs.tmp/var/lib/apt/lists/* "$DIR"/rootfs.tmp/var/log/*

@@ -216,7 +216,10 @@ impl Evaluator<'_> {
             Err(error) => {
                 return report.record_error(
                     ErrorClass::Infra,
-                    format!("creating the workspace in image {}: {error}", root.reference),
+                    format!(
+                        "creating the workspace in image {}: {error}",
+                        root.reference
+                    ),
                 );
             }
         };
@@ -415,10 +418,7 @@ fn image_task(task: &Task, head: &str) -> Task {
                 task.fail_to_pass.push(test);
             }
         }
-        for (field, value) in [
-            ("test_cmd", "bash run_tests.sh"),
-            ("log_parser", "pytest"),
-        ] {
+        for (field, value) in [("test_cmd", "bash run_tests.sh"), ("log_parser", "pytest")] {
             task.extra
                 .entry(field)
                 .or_insert_with(|| serde_json::Value::String(value.into()));

@@ -47,8 +47,10 @@ impl RegistryClient {
                 })
         };
         Ok(Self {
-            secure: build(reqwest::Client::builder().tls_backend_preconfigured(tls))?,
-            plain: build(reqwest::Client::builder())?,
+            secure: build(reqwest::Client::builder().tls_backend_preconfigured(tls.clone()))?,
+            // Plain HTTP; the TLS configuration only satisfies reqwest (a redirect to HTTPS,
+            // say a blob store, is still checked).
+            plain: build(reqwest::Client::builder().tls_backend_preconfigured(tls))?,
             config: config.clone(),
             tokens: Mutex::new(HashMap::new()),
         })

@@ -991,6 +991,9 @@ pub enum ImagesCommand {
     },
     /// List stored images with their sizes.
     List,
+    /// Print the unpacked layer directories of a stored image, topmost first (unpacking
+    /// them for this configuration's sandbox ids if needed).
+    Root { image: String },
     /// Forget images (their layers are freed by `prune` when no other image uses them).
     Remove {
         #[arg(required = true)]

@@ -20,6 +20,13 @@ pub fn run(config: &Config, command: ImagesCommand) -> Result<ExitCode> {
             from,
             name,
         } => pull(config, &store, images, tasks, from, name),
+        ImagesCommand::Root { image } => {
+            let root = open::image_root(config, &image)?;
+            for layer in &root.layers {
+                println!("{}", layer.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         ImagesCommand::List => {
             list(&store);
             Ok(ExitCode::SUCCESS)
