@@ -286,6 +286,7 @@ impl FakeRegistry {
 
 /// A stored image's record path name for blob checks.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    format!("{:x}", sha2::Sha256::digest(bytes))
+    swerve_image::blob::digest_of(bytes)
+        .trim_start_matches("sha256:")
+        .to_owned()
 }
