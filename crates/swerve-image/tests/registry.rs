@@ -429,3 +429,26 @@ fn an_unsupported_layer_type_is_named() {
     );
     assert!(error.to_string().contains("foreign"), "{error}");
 }
+
+#[test]
+fn the_bearer_token_flow_gets_a_token_with_the_credentials() {
+    let Some(layout) = layout() else { return };
+    let registry = Registry::start(None);
+    registry.push(&layout, "r2e", "swerve/r2e");
+    let gateway = support::TokenGateway::start(registry.port, "bob", "hunter2");
+    let dir = tempfile::tempdir().unwrap();
+    let image = format!("{}/swerve/r2e", gateway.host());
+    let error = store(dir.path(), ImagesConfig::default())
+        .pull_blocking(&image)
+        .unwrap_err();
+    assert!(matches!(error, ImageError::AuthFailed { .. }), "{error}");
+    assert!(error.to_string().contains("token service"), "{error}");
+    let config = ImagesConfig {
+        auth: [(gateway.host(), "bob:hunter2".to_owned())].into(),
+        ..ImagesConfig::default()
+    };
+    let record = store(dir.path(), config).pull_blocking(&image).unwrap();
+    assert_eq!(record.layers.len(), 2);
+    // One token per repository, reused for every request of the pull.
+    assert_eq!(gateway.tokens_issued.load(Ordering::SeqCst), 1);
+}

@@ -290,3 +290,110 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .trim_start_matches("sha256:")
         .to_owned()
 }
+
+/// A registry front that asks for a bearer token (the distribution spec's token flow, as
+/// Docker Hub, GHCR and Harbor do): unauthenticated requests get `401` with a `Bearer`
+/// challenge naming its `/token` endpoint, which hands out a token for `user:password` (basic
+/// auth); requests with the token are passed to the registry behind it.
+pub struct TokenGateway {
+    pub port: u16,
+    pub tokens_issued: Arc<AtomicUsize>,
+}
+
+impl TokenGateway {
+    pub fn start(upstream: u16, user: &str, password: &str) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let expected = swerve_image::auth::Credentials {
+            username: user.to_owned(),
+            password: password.to_owned(),
+        }
+        .basic_header();
+        let tokens_issued = Arc::new(AtomicUsize::new(0));
+        let issued = tokens_issued.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let (expected, issued) = (expected.clone(), issued.clone());
+                std::thread::spawn(move || {
+                    let mut request = Vec::new();
+                    let mut buffer = [0u8; 4096];
+                    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match stream.read(&mut buffer) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => request.extend_from_slice(&buffer[..n]),
+                        }
+                    }
+                    let text = String::from_utf8_lossy(&request).into_owned();
+                    let mut lines = text.split("\r\n");
+                    let request_line = lines.next().unwrap_or("").to_owned();
+                    let headers: Vec<String> = lines
+                        .filter(|line| !line.is_empty())
+                        .map(str::to_owned)
+                        .collect();
+                    let authorization = headers
+                        .iter()
+                        .find_map(|h| {
+                            let (name, value) = h.split_once(':')?;
+                            name.eq_ignore_ascii_case("authorization")
+                                .then(|| value.trim().to_owned())
+                        })
+                        .unwrap_or_default();
+                    let path = request_line.split_whitespace().nth(1).unwrap_or("");
+                    let reply = |stream: &mut TcpStream, status: &str, extra: &str, body: &str| {
+                        let _ = stream.write_all(
+                            format!(
+                                "HTTP/1.1 {status}\r\n{extra}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                                body.len()
+                            )
+                            .as_bytes(),
+                        );
+                    };
+                    if path.starts_with("/token") {
+                        if authorization == expected {
+                            issued.fetch_add(1, Ordering::SeqCst);
+                            reply(&mut stream, "200 OK", "", r#"{"token":"t0k3n"}"#);
+                        } else {
+                            reply(&mut stream, "401 Unauthorized", "", r#"{"errors":[]}"#);
+                        }
+                        return;
+                    }
+                    if authorization != "Bearer t0k3n" {
+                        let challenge = format!(
+                            "WWW-Authenticate: Bearer realm=\"http://127.0.0.1:{port}/token\",service=\"swerve-test\",scope=\"repository:swerve/r2e:pull\"\r\n"
+                        );
+                        reply(
+                            &mut stream,
+                            "401 Unauthorized",
+                            &challenge,
+                            r#"{"errors":[{"code":"UNAUTHORIZED"}]}"#,
+                        );
+                        return;
+                    }
+                    let Ok(mut upstream) = TcpStream::connect(("127.0.0.1", upstream)) else {
+                        return;
+                    };
+                    let mut head = format!("{request_line}\r\n");
+                    for header in &headers {
+                        let name = header.split(':').next().unwrap_or("").to_ascii_lowercase();
+                        if name != "authorization" && name != "connection" {
+                            head.push_str(header);
+                            head.push_str("\r\n");
+                        }
+                    }
+                    head.push_str("Connection: close\r\n\r\n");
+                    let _ = upstream.write_all(head.as_bytes());
+                    let _ = std::io::copy(&mut upstream, &mut stream);
+                });
+            }
+        });
+        Self {
+            port,
+            tokens_issued,
+        }
+    }
+
+    pub fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+}
