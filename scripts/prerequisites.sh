@@ -17,6 +17,21 @@ if [ ${#need_apt[@]} -gt 0 ]; then
     exit 1
   fi
 fi
+# The image tests' real components (Debian packages, root only): the CNCF distribution
+# registry, skopeo (push), umoci and debootstrap (scripts/test-images.sh builds the images,
+# cached), htpasswd (the registry's basic auth). Without them the image tests skip, except
+# under SWERVE_REQUIRE_IMAGES=1 (scripts/test.sh as root).
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  need_images=()
+  for tool in docker-registry:docker-registry skopeo:skopeo umoci:umoci debootstrap:debootstrap htpasswd:apache2-utils; do
+    command -v "${tool%%:*}" >/dev/null 2>&1 || need_images+=("${tool##*:}")
+  done
+  if [ ${#need_images[@]} -gt 0 ]; then
+    echo "installing: ${need_images[*]}" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      "${need_images[@]}" >/dev/null
+  fi
+fi
 # `requests`, for the trainer shims' smoke test (examples/trainers, docs/serve.md); the test
 # is skipped without it, except where SWERVE_REQUIRE_PYTHON_REQUESTS=1 (scripts/test.sh).
 if ! python3 -c 'import requests' >/dev/null 2>&1; then

@@ -26,6 +26,7 @@
 
 mod error;
 mod file;
+mod image;
 mod record;
 mod validate;
 
@@ -103,6 +104,16 @@ impl Task {
         let (owner, name) = self.repo.split_once('/')?;
         let valid = !owner.is_empty() && !name.is_empty() && !name.contains('/');
         valid.then_some((owner, name))
+    }
+
+    /// The container image the row names: `image`, else `docker_image` (R2E-Gym,
+    /// SWE-rebench, SWE-Gym), else `image_name` (SWE-smith). A task with an image runs in
+    /// it; its `base_commit` may be empty (the repository's `HEAD` in the image).
+    pub fn image(&self) -> Option<&str> {
+        image::IMAGE_FIELDS
+            .into_iter()
+            .find_map(|key| self.extra.get(key)?.as_str())
+            .filter(|name| !name.trim().is_empty())
     }
 
     /// A local clone of the repository, from the extra field `local_repo_path`

@@ -14,13 +14,13 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 use swerve_core::Task;
-use swerve_sandbox::{Cache, RepoMap, WorkspaceOptions};
+use swerve_sandbox::{Cache, ImageRoot, RepoMap, Workspace, WorkspaceOptions};
 
 use crate::apply::{apply_patch, write_file};
 use crate::grading::{check_log, grade};
 use crate::prepare::{PreparedTask, ResolvedTask, TaskEnvironments};
 use crate::report::{ErrorClass, InstanceReport};
-use crate::spec::{RecipeTable, TestSpec, eval_script};
+use crate::spec::{RecipeTable, TestSpec, eval_script, resolve_spec};
 use crate::{EvalType, parsers};
 
 /// Where the eval script is written inside the sandbox.
@@ -58,12 +58,20 @@ impl Default for EvalSettings {
     }
 }
 
+/// Supplies the images tasks run in (the CLI implements it over `swerve-image`).
+pub trait ImageProvider: Sync {
+    /// The unpacked image `task` runs in; `None` when it uses a base checkout.
+    fn image_root(&self, task: &Task) -> Option<Result<ImageRoot, String>>;
+}
+
 /// Grades patches for tasks.
 pub struct Evaluator<'a> {
     pub cache: &'a Cache,
     pub repos: &'a RepoMap,
     pub recipes: &'a RecipeTable,
     pub settings: EvalSettings,
+    /// Where tasks that name an image get it; `None`: every task uses a base checkout.
+    pub images: Option<&'a dyn ImageProvider>,
 }
 
 impl Evaluator<'_> {
@@ -71,6 +79,10 @@ impl Evaluator<'_> {
     pub fn evaluate(&self, task: &Task, patch: Option<&str>) -> InstanceReport {
         let mut report = InstanceReport::new(patch);
         report.patch_hash = patch.map(sha256);
+        if let Some(root) = self.images.and_then(|images| images.image_root(task)) {
+            self.evaluate_in_image(task, patch, root, &mut report);
+            return report;
+        }
         let started = Instant::now();
         let prepared = self.prepare(task, &mut report);
         report.timings.workspace = Some(started.elapsed().as_secs_f64());
@@ -153,6 +165,71 @@ impl Evaluator<'_> {
             }
         };
         *report.timings.workspace.get_or_insert(0.0) += started.elapsed().as_secs_f64();
+        let script = eval_script(spec, task, &options.sandbox.mount_point.to_string_lossy());
+        self.test(task, patch, spec, workspace, script, report);
+    }
+
+    /// Grades `patch` in `task`'s image: the workspace's root is the image, the repository
+    /// where the image has it, no environment is built (the image has it), and the eval
+    /// script activates the image's conda environment as SWE-bench's does. A task without
+    /// a base commit is graded against the repository's `HEAD` in the image; an R2E-Gym row
+    /// (`expected_output_json`, no test lists) runs `run_tests.sh` and must reproduce the
+    /// expected passing tests.
+    fn evaluate_in_image(
+        &self,
+        task: &Task,
+        patch: Option<&str>,
+        root: Result<ImageRoot, String>,
+        report: &mut InstanceReport,
+    ) {
+        let started = Instant::now();
+        let root = match root {
+            Ok(root) => root,
+            Err(error) => return report.record_error(ErrorClass::Infra, format!("image: {error}")),
+        };
+        let options = self.settings.workspace.clone();
+        let workspace = match Workspace::create_from_image(self.cache, &root, &options) {
+            Ok(workspace) => workspace,
+            Err(error) => {
+                return report.record_error(
+                    ErrorClass::Infra,
+                    format!(
+                        "creating the workspace in image {}: {error}",
+                        root.reference
+                    ),
+                );
+            }
+        };
+        report.timings.workspace = Some(started.elapsed().as_secs_f64());
+        let task = image_task(task, &workspace.base().commit);
+        let spec = match resolve_spec(&task, workspace.host_root(), self.recipes) {
+            Ok(spec) => spec,
+            Err(error) => {
+                return report.record_error(
+                    ErrorClass::Infra,
+                    format!("working out how to test the task: {error}"),
+                );
+            }
+        };
+        report.spec = Some(spec.summary(&task));
+        let script = activate_conda(&eval_script(
+            &spec,
+            &task,
+            &options.sandbox.mount_point.to_string_lossy(),
+        ));
+        self.test(&task, patch, &spec, workspace, script, report);
+    }
+
+    /// Applies `patch` in `workspace`, runs `script` and grades its log.
+    fn test(
+        &self,
+        task: &Task,
+        patch: Option<&str>,
+        spec: &TestSpec,
+        workspace: Workspace,
+        script: String,
+        report: &mut InstanceReport,
+    ) {
         let shell = workspace.shell();
         let logs = self.log_dir(task);
         let short = Duration::from_secs(120);
@@ -183,7 +260,6 @@ impl Evaluator<'_> {
         report.timings.patch = Some(started.elapsed().as_secs_f64());
 
         let started = Instant::now();
-        let script = eval_script(spec, task, &options.sandbox.mount_point.to_string_lossy());
         save(&logs, "eval.sh", &script);
         let outcome = write_file(shell.as_ref(), SCRIPT_PATH, &script, short).and_then(|()| {
             shell.run(
@@ -302,6 +378,46 @@ pub fn grade_log(
         true => None,
         false => crate::offline::network_evidence(log),
     };
+}
+
+/// `task` as graded in its image: the base commit (when the row has none) is the image's
+/// `HEAD`; an R2E-Gym row (`expected_output_json`, no test lists) runs `run_tests.sh` with
+/// pytest's log parser, and the tests it expects to pass must pass.
+fn image_task(task: &Task, head: &str) -> Task {
+    let mut task = task.clone();
+    if task.base_commit.trim().is_empty() {
+        task.base_commit = head.to_owned();
+    }
+    if task.fail_to_pass.is_empty()
+        && task.pass_to_pass.is_empty()
+        && let Some(expected) = task.extra.get("expected_output_json")
+    {
+        let expected: Option<serde_json::Map<String, serde_json::Value>> = match expected {
+            serde_json::Value::String(text) => serde_json::from_str(text).ok(),
+            serde_json::Value::Object(map) => Some(map.clone()),
+            _ => None,
+        };
+        for (test, status) in expected.into_iter().flatten() {
+            if status.as_str() == Some("PASSED") {
+                task.fail_to_pass.push(test);
+            }
+        }
+        for (field, value) in [("test_cmd", "bash run_tests.sh"), ("log_parser", "pytest")] {
+            task.extra
+                .entry(field)
+                .or_insert_with(|| serde_json::Value::String(value.into()));
+        }
+    }
+    task
+}
+
+/// `script` with SWE-bench's conda activation after its first line, where the image has
+/// conda at SWE-bench's path (`source /opt/miniconda3/bin/activate; conda activate testbed`).
+fn activate_conda(script: &str) -> String {
+    let (first, rest) = script.split_once('\n').unwrap_or((script, ""));
+    format!(
+        "{first}\nif [ -f /opt/miniconda3/bin/activate ]; then source /opt/miniconda3/bin/activate && conda activate testbed; fi\n{rest}"
+    )
 }
 
 /// What else the result depends on: the tests themselves and the expected lists.

@@ -140,3 +140,15 @@ fn joined(args: &[std::ffi::OsString]) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// The commit `HEAD` names in `sandbox`'s repository, read by git run inside the sandbox
+/// (for an image, the image's own git).
+pub(crate) fn head_commit(sandbox: &crate::Sandbox) -> Result<String, SandboxError> {
+    let mut command = sandbox
+        .host_command("git")
+        .map_err(SandboxError::io("preparing git"))?;
+    configure(&mut command).args(["rev-parse", "--verify", "HEAD^{commit}"]);
+    let args: Vec<std::ffi::OsString> = vec!["rev-parse".into(), "HEAD".into()];
+    let output = checked(command, sandbox.host_root(), &args)?;
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}

@@ -114,6 +114,17 @@ impl IdMap {
     }
 }
 
+/// The host ids of the sandboxes `config` starts: `(root uid, root gid, count)`. Image
+/// layers are unpacked with their owners mapped through this (see `swerve-image`).
+pub fn sandbox_ids(config: &crate::SandboxConfig) -> Result<(u32, u32, u32), crate::SandboxError> {
+    let map = if config.isolation == crate::Isolation::None {
+        IdMap::current()
+    } else {
+        IdMap::for_this_process(config.subordinate_ids).map_err(crate::SandboxError::Setup)?
+    };
+    Ok((map.root_uid, map.root_gid, map.count))
+}
+
 /// The first range of `root` (by name or as uid 0) in a subordinate-id file.
 fn subordinate_range(file: &str) -> Option<IdRange> {
     let text = std::fs::read_to_string(file).ok()?;

@@ -67,6 +67,8 @@ pub struct Sandbox {
     quota: Option<Arc<DiskQuota>>,
     /// Variables naming the exposed toolchains (see [`HostView::env`]).
     toolchain_env: Vec<(String, String)>,
+    /// An image's `Env`: commands start from it instead of the host's `pass_env`.
+    image_env: Option<Vec<(String, String)>>,
 }
 
 enum Backend {
@@ -104,6 +106,14 @@ pub(crate) enum Layer<'a> {
         work: &'a Path,
     },
     Directory(&'a Path),
+    /// An image's layers (topmost first) as the sandbox's root, the workspace's writable
+    /// layer over them; commands start from the image's environment.
+    Image {
+        lowers: &'a [PathBuf],
+        upper: &'a Path,
+        work: &'a Path,
+        env: &'a [(String, String)],
+    },
 }
 
 impl Sandbox {
@@ -129,7 +139,7 @@ impl Sandbox {
             // Only missing namespaces justify running without isolation, not a crashed init.
             Err(error)
                 if config.isolation == Isolation::Auto
-                    && !matches!(layer, Layer::Overlay { .. })
+                    && matches!(layer, Layer::Directory(_))
                     && !matches!(error, SandboxError::InitDied(_)) =>
             {
                 tracing::warn!(
@@ -169,6 +179,7 @@ impl Sandbox {
             owner: placement.ids.root_owner(),
             quota: None,
             toolchain_env: Vec::new(),
+            image_env: None,
         })
     }
 
@@ -181,7 +192,43 @@ impl Sandbox {
         let cgroup = Cgroup::create(placement.cgroups, name, &config.limits).map_err(|error| {
             SandboxError::Setup(format!("cannot create cgroup for {name}: {error}"))
         })?;
+        if let Layer::Image {
+            lowers,
+            upper,
+            work,
+            env,
+        } = layer
+        {
+            let spec = InitSpec {
+                layers: placement.extra_layers.to_vec(),
+                network: config.network,
+                tmp_bytes: config.limits.tmp_bytes,
+                hide_paths: config.hide_paths.clone(),
+                cgroup_procs: cgroup.as_ref().map(Cgroup::procs_files).unwrap_or_default(),
+                home: (placement.home.to_path_buf(), config.home.clone()),
+                exposures: config
+                    .expose
+                    .iter()
+                    .map(|exposure| (exposure.path.clone(), exposure.writable))
+                    .collect(),
+                masked_files: Vec::new(),
+                image_root: Some(LayerSpec::Overlay {
+                    lowers: lowers.to_vec(),
+                    upper: upper.to_path_buf(),
+                    work: work.to_path_buf(),
+                }),
+            };
+            return Self::launch(
+                spec,
+                config,
+                placement,
+                cgroup,
+                Vec::new(),
+                Some(env.to_vec()),
+            );
+        }
         let repository = match layer {
+            Layer::Image { .. } => unreachable!("handled above"),
             Layer::Overlay {
                 lowers,
                 upper,
@@ -225,7 +272,20 @@ impl Sandbox {
             home: (placement.home.to_path_buf(), config.home.clone()),
             exposures: view.exposures,
             masked_files: view.masked_files,
+            image_root: None,
         };
+        Self::launch(spec, config, placement, cgroup, toolchain_env, None)
+    }
+
+    /// Starts the init for `spec` and waits until it serves.
+    fn launch(
+        spec: InitSpec,
+        config: &SandboxConfig,
+        placement: &Placement<'_>,
+        cgroup: Option<Cgroup>,
+        toolchain_env: Vec<(String, String)>,
+        image_env: Option<Vec<(String, String)>>,
+    ) -> Result<Self, SandboxError> {
         let (host_end, init_end) = UnixStream::pair().map_err(SandboxError::io("socketpair"))?;
         let exe =
             std::env::current_exe().map_err(SandboxError::io("locating the current executable"))?;
@@ -292,6 +352,7 @@ impl Sandbox {
             owner: placement.ids.root_owner(),
             quota: placement.quota.clone(),
             toolchain_env,
+            image_env,
         })
     }
 
@@ -439,6 +500,9 @@ impl Sandbox {
     /// The environment commands start with: the configuration's, then the variables naming
     /// the exposed toolchains (unless the configuration names them).
     fn command_env(&self) -> Vec<(String, String)> {
+        if let Some(image_env) = &self.image_env {
+            return image_command_env(image_env, &self.config);
+        }
         let mut env = self.config.command_env();
         for (name, value) in &self.toolchain_env {
             if !env.iter().any(|(existing, _)| existing == name) {
@@ -458,6 +522,11 @@ impl Sandbox {
             (Some(file), Some(disk)) => Some(file.min(disk)),
             (file, disk) => file.or(disk),
         }
+    }
+
+    /// Whether the sandbox's root is an image's (see [`Layer::Image`]).
+    pub fn runs_image(&self) -> bool {
+        self.image_env.is_some()
     }
 
     /// The configuration this sandbox was started with.
@@ -768,4 +837,34 @@ fn outcome_from(stdout: Stream, stderr: Stream, started: Instant) -> ExecOutcome
         duration: started.elapsed(),
         ..ExecOutcome::default()
     }
+}
+
+/// The environment of a command in an image: the image's `Env` (with a default `PATH`),
+/// `HOME`, `PYTHONDONTWRITEBYTECODE=1`, then the configured `env`. The host's `pass_env`
+/// does not apply: the host's `PATH` and toolchains mean nothing in an image.
+fn image_command_env(
+    image_env: &[(String, String)],
+    config: &SandboxConfig,
+) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = image_env.to_vec();
+    if !env.iter().any(|(name, _)| name == "PATH") {
+        env.push((
+            "PATH".into(),
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into(),
+        ));
+    }
+    for (name, value) in [
+        (
+            "HOME".to_owned(),
+            config.home.to_string_lossy().into_owned(),
+        ),
+        ("PYTHONDONTWRITEBYTECODE".to_owned(), "1".to_owned()),
+    ]
+    .into_iter()
+    .chain(config.env.iter().map(|(n, v)| (n.clone(), v.clone())))
+    {
+        env.retain(|(existing, _)| *existing != name);
+        env.push((name, value));
+    }
+    env
 }

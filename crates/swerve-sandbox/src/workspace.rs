@@ -82,12 +82,29 @@ pub enum LayerAccess {
     ReadWrite,
 }
 
+/// An image unpacked for the sandbox: its layers (topmost first) and its configuration.
+/// Built by `swerve-image`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageRoot {
+    /// The image's reference, for messages.
+    pub reference: String,
+    /// Unpacked layer directories, topmost first.
+    pub layers: Vec<PathBuf>,
+    /// The image's `Env`.
+    pub env: Vec<(String, String)>,
+    /// The image's `WorkingDir`.
+    pub working_dir: Option<PathBuf>,
+    /// The image's `User`.
+    pub user: Option<String>,
+}
+
 /// One rollout's workspace. Dropping it destroys it.
 pub struct Workspace {
     sandbox: Option<Arc<Sandbox>>,
     dir: PathBuf,
     base: BaseCheckout,
     strategy: Strategy,
+    image: Option<String>,
 }
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -120,6 +137,7 @@ impl Workspace {
             dir,
             base: base.clone(),
             strategy: options.strategy,
+            image: None,
         };
         let ids = if options.sandbox.isolation == Isolation::None {
             IdMap::current()
@@ -229,6 +247,115 @@ impl Workspace {
         }
         workspace.sandbox = Some(Arc::new(sandbox));
         Ok(workspace)
+    }
+
+    /// Creates a workspace whose sandbox's root is `image` (its layers read-only, stacked,
+    /// under the workspace's writable layer): the repository is where the image has it
+    /// (`mount_point`, `/testbed` for SWE-bench's images), commands run with the image's
+    /// `Env`, and the base commit of patches is the repository's `HEAD` in the image.
+    /// Needs namespaces; extra layers are mounted as usual, repository layers are refused.
+    pub fn create_from_image(
+        cache: &Cache,
+        image: &ImageRoot,
+        options: &WorkspaceOptions,
+    ) -> Result<Self, SandboxError> {
+        if options.sandbox.isolation == Isolation::None {
+            return Err(SandboxError::Unsupported(format!(
+                "image {} needs namespaces (isolation = \"none\" cannot show an image as /)",
+                image.reference
+            )));
+        }
+        if !options.repository_layers.is_empty() {
+            return Err(SandboxError::Unsupported(
+                "repository layers cannot be stacked over an image".into(),
+            ));
+        }
+        if let Some(user) = &image.user
+            && !matches!(user.as_str(), "root" | "0" | "0:0" | "root:root")
+        {
+            tracing::warn!(
+                "image {} sets User {user}; swerve runs its commands as the sandbox's root",
+                image.reference
+            );
+        }
+        let name = format!(
+            "{}-{}-img",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let dir = cache.workspaces_dir().join(&name);
+        std::fs::create_dir(&dir).map_err(SandboxError::io(format!(
+            "creating workspace {}",
+            dir.display()
+        )))?;
+        std::fs::write(dir.join("owner"), std::process::id().to_string())
+            .map_err(SandboxError::io(format!("writing {}/owner", dir.display())))?;
+        let mount_point = options.sandbox.mount_point.clone();
+        let mut workspace = Self {
+            sandbox: None,
+            dir,
+            base: BaseCheckout {
+                path: image
+                    .layers
+                    .iter()
+                    .map(|layer| layer.join(mount_point.strip_prefix("/").unwrap_or(&mount_point)))
+                    .find(|repo| repo.join(".git").exists())
+                    .unwrap_or_default(),
+                commit: String::new(),
+            },
+            strategy: Strategy::Overlay,
+            image: Some(image.reference.clone()),
+        };
+        let ids = IdMap::for_this_process(options.sandbox.subordinate_ids)
+            .map_err(SandboxError::Setup)?;
+        let owner = ids.root_owner();
+        let home = workspace.private_dir("home", owner)?;
+        let upper = workspace.private_dir("upper", owner)?;
+        let work = workspace.private_dir("work", owner)?;
+        let ExtraLayerMounts {
+            specs: extra_layers,
+            mut written,
+        } = workspace.extra_layer_specs(&options.extra_layers, owner)?;
+        written.push(upper.clone());
+        let quota = options
+            .sandbox
+            .limits
+            .disk_bytes
+            .map(|limit| Arc::new(DiskQuota::new(limit, written)));
+        let sandbox_name = format!("ws-{name}");
+        let placement = Placement {
+            name: &sandbox_name,
+            hide: &[],
+            cgroups: cache.cgroups(),
+            extra_layers: &extra_layers,
+            ids: &ids,
+            home: &home,
+            quota,
+        };
+        let sandbox = Sandbox::start(
+            Layer::Image {
+                lowers: &image.layers,
+                upper: &upper,
+                work: &work,
+                env: &image.env,
+            },
+            &options.sandbox,
+            &placement,
+        )?;
+        workspace.sandbox = Some(Arc::new(sandbox));
+        workspace.base.commit = crate::git::head_commit(workspace.sandbox()).map_err(|error| {
+            SandboxError::Setup(format!(
+                "image {}: no git repository at {} ({error}); set sandbox.mount_point to where the image keeps the repository",
+                image.reference,
+                mount_point.display()
+            ))
+        })?;
+        Ok(workspace)
+    }
+
+    /// The image this workspace runs in, if any.
+    pub fn image(&self) -> Option<&str> {
+        self.image.as_deref()
     }
 
     /// Creates the workspace's directory `name`, owned by the sandbox's root.

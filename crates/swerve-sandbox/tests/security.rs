@@ -406,6 +406,21 @@ fn host_files_outside_the_task_are_invisible() {
             .any(|line| line.starts_with(".swerve-secret-") || line.starts_with("swerve-secret-")),
         "{seen}"
     );
+    if common::in_image() {
+        // The image's own `/etc/shadow` (and top-level directories) are the image's, not
+        // the host's: the host's shadow must not be what the command read.
+        if let Ok(host_shadow) = std::fs::read_to_string("/etc/shadow")
+            && let Some(root_line) = host_shadow.lines().find(|line| line.starts_with("root:"))
+        {
+            let image_shadow = outcome.stdout_text();
+            assert!(
+                !image_shadow.contains(root_line) || root_line.starts_with("root:*:"),
+                "the host's /etc/shadow was readable: {seen}"
+            );
+        }
+        assert!(seen.contains("\n/:\n"), "{seen}");
+        return;
+    }
     assert!(
         seen.contains("cat: /etc/shadow: No such file or directory"),
         "/etc/shadow was readable: {seen}"

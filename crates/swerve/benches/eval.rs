@@ -39,6 +39,7 @@ fn main() {
             use_cache: false,
             ..EvalSettings::default()
         },
+        images: None,
     };
     let tasks = open::tasks(&task_file).unwrap();
     let rounds = 5;

@@ -105,6 +105,9 @@ pub enum Command {
     /// SWE-World's world models measured against real execution.
     #[command(subcommand)]
     World(WorldCommand),
+    /// Task images: pull, list, remove, prune (`docs/images.md`).
+    #[command(subcommand)]
+    Images(ImagesCommand),
     /// Report sandbox capabilities, git, Python interpreters and cache locations.
     Doctor,
     /// Show the resolved configuration, or the built-in presets.
@@ -1101,4 +1104,38 @@ pub enum WorldKindArg {
     Swt,
     Swr,
     Both,
+}
+
+/// `swerve images …`.
+#[derive(Debug, Subcommand)]
+pub enum ImagesCommand {
+    /// Pull images from their registries (mirrors and rewrites applied), or import an OCI
+    /// layout directory or a `docker save` / OCI archive with `--from`.
+    Pull {
+        /// Image references, e.g. `swebench/sweb.eval.x86_64.django_1776_django-11099`.
+        #[arg(required_unless_present = "tasks")]
+        images: Vec<String>,
+        /// Pull the images the tasks of this file name.
+        #[arg(long)]
+        tasks: Option<std::path::PathBuf>,
+        /// Import from an OCI layout directory or an archive instead of a registry; the
+        /// image is stored under the one reference given.
+        #[arg(long)]
+        from: Option<std::path::PathBuf>,
+        /// With `--from`: the image's name inside the layout or archive.
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// List stored images with their sizes.
+    List,
+    /// Print the unpacked layer directories of a stored image, topmost first (unpacking
+    /// them for this configuration's sandbox ids if needed).
+    Root { image: String },
+    /// Forget images (their layers are freed by `prune` when no other image uses them).
+    Remove {
+        #[arg(required = true)]
+        images: Vec<String>,
+    },
+    /// Delete blobs, unpacked layers and partial downloads no stored image uses.
+    Prune,
 }

@@ -16,7 +16,8 @@ use swerve_core::Task;
 use swerve_core::task::load_tasks;
 use swerve_eval::evaluate::EvalSettings;
 use swerve_eval::prepare::{PreparedTask, TaskEnvironments};
-use swerve_sandbox::{Cache, Workspace};
+use swerve_image::IdMapping;
+use swerve_sandbox::{Cache, ImageRoot, Workspace};
 use swerve_tools::{Toolbox, WorkspaceFs};
 
 use crate::config::Config;
@@ -70,14 +71,57 @@ pub fn task(file: &Path, id: &str) -> Result<Task> {
     )
 }
 
-/// A fresh workspace of `task` (loaded from `task_file`) under `config`, in `cache`, with
-/// the task's environment (built on first use, then cached) layered in.
+/// The image `task` runs in: the one its row names (`image`, `docker_image`,
+/// `image_name`), else the one `images.naming` derives, rewrites applied later.
+pub fn task_image(config: &Config, task: &Task) -> Option<String> {
+    config.images.image_for(task.image(), &task.instance_id)
+}
+
+/// The unpacked root of `image` for this configuration's sandboxes: pulled (or imported
+/// earlier) into the image store, each layer unpacked once.
+pub fn image_root(config: &Config, image: &str) -> Result<ImageRoot> {
+    let store = config.image_store()?;
+    let record = match store.record(image)? {
+        Some(record) => record,
+        None => store.pull_blocking(image)?,
+    };
+    let ids = IdMapping::for_sandbox(&config.sandbox)?;
+    Ok(store.root_for(&record, ids)?)
+}
+
+/// The images of tasks for grading (`swerve eval`, `swerve run --eval`): the same choice as
+/// [`workspace`] makes.
+pub struct TaskImages(pub Config);
+
+impl swerve_eval::evaluate::ImageProvider for TaskImages {
+    fn image_root(&self, task: &Task) -> Option<std::result::Result<ImageRoot, String>> {
+        let image = task_image(&self.0, task)?;
+        Some(image_root(&self.0, &image).map_err(|error| format!("{image}: {error:#}")))
+    }
+}
+
+/// A fresh workspace of `task` (loaded from `task_file`) under `config`, in `cache`.
+///
+/// The one place that chooses how a task's environment is made: in its image when it has
+/// one ([`task_image`]), else over a cached base checkout of its repository with the task's
+/// environment (built on first use, then cached) layered in, as grading does.
 pub fn workspace(
     config: &Config,
     cache: &Cache,
     task_file: &Path,
     task: &Task,
 ) -> Result<Workspace> {
+    if let Some(image) = task_image(config, task) {
+        let root = image_root(config, &image)
+            .with_context(|| format!("task {}: image {image}", task.instance_id))?;
+        return Workspace::create_from_image(cache, &root, &config.workspace_options())
+            .with_context(|| {
+                format!(
+                    "task {}: creating its workspace in image {image}",
+                    task.instance_id
+                )
+            });
+    }
     let prepared = prepare(config, cache, task_file, task)?;
     prepared
         .workspace(cache)

@@ -16,7 +16,7 @@ const TEST_LIST: &str = "a list of test names or a JSON-encoded string of one";
 
 /// The fields [`Task`] types, by their JSON names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Field {
+pub(crate) enum Field {
     Repo,
     InstanceId,
     BaseCommit,
@@ -91,6 +91,9 @@ pub(super) struct Layout {
     nulls: Vec<Field>,
     fail_to_pass: ListForm,
     pass_to_pass: ListForm,
+    /// Required fields an image row lacked, with the value derived for them (see
+    /// [`Task::image`]); written back only if changed.
+    derived: Vec<(Field, String)>,
 }
 
 impl Layout {
@@ -104,6 +107,7 @@ impl Layout {
             nulls: Vec::new(),
             fail_to_pass: ListForm::List,
             pass_to_pass: ListForm::List,
+            derived: Vec::new(),
         }
     }
 }
@@ -144,21 +148,27 @@ impl Task {
             object: &mut object,
             nulls: Vec::new(),
         };
-        let instance_id = reader
-            .required(
-                Field::InstanceId,
-                "the task's unique id, e.g. \"django__django-11099\"",
-            )
-            .map_err(fail)?;
-        let repo = reader
-            .required(Field::Repo, "the GitHub repository as \"owner/name\"")
-            .map_err(fail)?;
-        let base_commit = reader
-            .required(
-                Field::BaseCommit,
-                "the commit id to check out before applying patches",
-            )
-            .map_err(fail)?;
+        // A row naming its image (R2E-Gym, SWE-smith, SWE-rebench) may lack the fields a
+        // base checkout needs: the repository's commit is whatever the image holds.
+        let derived = super::image::derive_missing(reader.object);
+        let mut derive = |field: Field, what| match derived.iter().find(|(f, _)| *f == field) {
+            Some((_, value)) => {
+                reader.object.shift_remove(field.name());
+                Ok(value.clone())
+            }
+            None => reader.required(field, what),
+        };
+        let instance_id = derive(
+            Field::InstanceId,
+            "the task's unique id, e.g. \"django__django-11099\"",
+        )
+        .map_err(fail)?;
+        let repo = derive(Field::Repo, "the GitHub repository as \"owner/name\"").map_err(fail)?;
+        let base_commit = derive(
+            Field::BaseCommit,
+            "the commit id to check out before applying patches",
+        )
+        .map_err(fail)?;
         let problem_statement = reader
             .required(Field::ProblemStatement, "the issue text the agent is given")
             .map_err(fail)?;
@@ -177,6 +187,7 @@ impl Task {
             nulls: reader.nulls,
             fail_to_pass: fail_form,
             pass_to_pass: pass_form,
+            derived,
         };
         Ok(Task {
             instance_id,
@@ -241,10 +252,19 @@ impl Task {
                 (!tests.is_empty()).then(|| tests_value(tests, &ListForm::List))
             }
         };
+        let required = |value: &String| {
+            let unchanged_derivation = !listed
+                && self
+                    .layout
+                    .derived
+                    .iter()
+                    .any(|(f, derived)| *f == field && derived == value);
+            (!unchanged_derivation).then(|| Value::String(value.clone()))
+        };
         match field {
-            Field::Repo => text(&self.repo),
-            Field::InstanceId => text(&self.instance_id),
-            Field::BaseCommit => text(&self.base_commit),
+            Field::Repo => required(&self.repo),
+            Field::InstanceId => required(&self.instance_id),
+            Field::BaseCommit => required(&self.base_commit),
             Field::ProblemStatement => text(&self.problem_statement),
             Field::Patch => optional(&self.patch),
             Field::TestPatch => optional(&self.test_patch),

@@ -115,7 +115,9 @@ pub fn validate_tasks(tasks: &[Task]) -> Vec<Problem> {
             let message = format!("{:?} is not of the form \"owner/name\"", task.repo);
             report(Severity::Warning, "repo", message);
         }
-        if task.base_commit.trim().is_empty() {
+        if task.base_commit.trim().is_empty() && task.image().is_some() {
+            // The repository's commit is the image's.
+        } else if task.base_commit.trim().is_empty() {
             let message = "is empty; give the commit id to check out".into();
             report(Severity::Error, "base_commit", message);
         } else if !looks_like_commit(&task.base_commit) {

@@ -53,6 +53,11 @@ pub(crate) struct InitSpec {
     pub exposures: Vec<(PathBuf, bool)>,
     /// Files inside exposures covered by an empty file (credentials).
     pub masked_files: Vec<PathBuf>,
+    /// An image's root: the sandbox's `/` is this overlay (the image's layers below, the
+    /// workspace's writable layer above) instead of the host's system directories and
+    /// curated `/etc`; the repository is where the image has it, and `HOME` is the image's.
+    #[serde(default)]
+    pub image_root: Option<LayerSpec>,
 }
 
 /// How a directory at a mount point is made.
@@ -113,7 +118,12 @@ pub(crate) struct HostSources {
 impl HostSources {
     fn open(spec: &InitSpec) -> Result<Self, String> {
         let mut paths: Vec<&std::path::Path> = vec![&spec.home.0];
-        for (_, layer) in &spec.layers {
+        for layer in spec
+            .layers
+            .iter()
+            .map(|(_, layer)| layer)
+            .chain(spec.image_root.as_ref())
+        {
             match layer {
                 LayerSpec::Overlay {
                     lowers,

@@ -15,6 +15,11 @@
 //!
 //! Nothing else of the host is reachable: not `/root`, `/home`, `/mnt`, `/media`, `/srv`,
 //! nor any other top-level directory. The root itself is remounted read-only.
+//!
+//! With an image (`InitSpec::image_root`) the root is instead an overlay of the image's
+//! layers under the workspace's writable layer: the image's own system directories, `/etc`
+//! and `HOME`, and no host file at all; `/proc`, `/sys`, `/dev`, `/tmp` and `/run` are the
+//! sandbox's own as above, and configured exposures still apply.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -122,15 +127,32 @@ pub(crate) fn build_and_pivot(spec: &InitSpec, sources: &HostSources) -> Result<
         None,
     )?;
     let root = Path::new(NEW_ROOT);
-    mount_or(
-        Some("tmpfs"),
-        root,
-        Some("tmpfs"),
-        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-        Some("mode=0755"),
-    )?;
-    bind_system_dirs(root)?;
-    build_etc(root)?;
+    let image = spec.image_root.is_some();
+    match &spec.image_root {
+        // An image's root: its layers under the workspace's writable layer. Its own
+        // `/usr`, `/etc` and `HOME` are used; nothing of the host's files is shown.
+        Some(layer) => {
+            mount_layer(root, Path::new("/"), layer, sources)?;
+            for dir in ["proc", "sys", "dev", "tmp", "run"] {
+                let path = root.join(dir);
+                if std::fs::symlink_metadata(&path).is_ok_and(|meta| !meta.is_dir()) {
+                    std::fs::remove_file(&path)
+                        .map_err(|error| format!("cannot replace /{dir}: {error}"))?;
+                }
+            }
+        }
+        None => {
+            mount_or(
+                Some("tmpfs"),
+                root,
+                Some("tmpfs"),
+                MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+                Some("mode=0755"),
+            )?;
+            bind_system_dirs(root)?;
+            build_etc(root)?;
+        }
+    }
     for (mount_point, layer) in &spec.layers {
         mount_layer(root, mount_point, layer, sources)?;
     }
@@ -149,13 +171,19 @@ pub(crate) fn build_and_pivot(spec: &InitSpec, sources: &HostSources) -> Result<
             Some(&tmp_size),
         )?;
     }
-    mkdir(&root.join("var"))?;
-    symlink("../tmp", root.join("var/tmp"))
-        .map_err(|error| format!("cannot create /var/tmp: {error}"))?;
-    let (home_source, home) = &spec.home;
-    let home_target = inside(root, home);
-    mkdir(&home_target)?;
-    bind_writable(&sources.get(home_source), &home_target)?;
+    if image {
+        // The image's `HOME` (with its shell start-up files, conda's initialization) is
+        // part of its root; create it when the image lacks it.
+        mkdir(&inside(root, &spec.home.1))?;
+    } else {
+        mkdir(&root.join("var"))?;
+        symlink("../tmp", root.join("var/tmp"))
+            .map_err(|error| format!("cannot create /var/tmp: {error}"))?;
+        let (home_source, home) = &spec.home;
+        let home_target = inside(root, home);
+        mkdir(&home_target)?;
+        bind_writable(&sources.get(home_source), &home_target)?;
+    }
     for (path, writable) in &spec.exposures {
         expose(root, path, &sources.get(path), *writable)?;
     }
@@ -172,6 +200,10 @@ pub(crate) fn build_and_pivot(spec: &InitSpec, sources: &HostSources) -> Result<
         }
     }
     pivot(root)?;
+    if image {
+        // The image's root is the workspace's writable layer, as a container's is.
+        return Ok(());
+    }
     mount_or(
         None::<&str>,
         "/",

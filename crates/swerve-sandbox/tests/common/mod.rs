@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use swerve_sandbox::{
-    BaseCheckout, Cache, Isolation, RepoSource, SandboxConfig, Strategy, Workspace,
+    BaseCheckout, Cache, ImageRoot, Isolation, RepoSource, SandboxConfig, Strategy, Workspace,
     WorkspaceOptions,
 };
 
@@ -87,6 +87,17 @@ impl Fixture {
     }
 
     pub fn workspace_with(&self, strategy: Strategy, sandbox: SandboxConfig) -> Workspace {
+        if let Some(image) = self.image_root(&sandbox) {
+            return Workspace::create_from_image(
+                &self.cache,
+                &image,
+                &WorkspaceOptions {
+                    sandbox,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        }
         Workspace::create(
             &self.cache,
             &self.base(),
@@ -98,6 +109,54 @@ impl Fixture {
         )
         .unwrap()
     }
+}
+
+impl Fixture {
+    /// With `SWERVE_TEST_IMAGE_LAYERS` set (an image's unpacked layers, topmost first,
+    /// separated by `:`; `swerve images root IMAGE` prints them), workspaces run in that
+    /// image instead of over the host's system directories, with the fixture's repository
+    /// as a layer at `/testbed` on top: the whole suite then runs inside an image's root.
+    fn image_root(&self, sandbox: &SandboxConfig) -> Option<ImageRoot> {
+        let layers = std::env::var("SWERVE_TEST_IMAGE_LAYERS").ok()?;
+        let repo_layer = self.dir.path().join("image-repo-layer");
+        if !repo_layer.exists() {
+            let staging = self.dir.path().join("image-repo-layer.tmp");
+            std::fs::create_dir_all(&staging).unwrap();
+            sh(
+                self.dir.path(),
+                &format!(
+                    "cp -a {} {}/testbed",
+                    self.base().path.display(),
+                    staging.display()
+                ),
+            );
+            let (uid, gid, _) = swerve_sandbox::sandbox_ids(sandbox).unwrap();
+            if nix::unistd::Uid::effective().is_root() {
+                sh(
+                    self.dir.path(),
+                    &format!("chown -R {uid}:{gid} {}", staging.display()),
+                );
+            }
+            std::fs::rename(&staging, &repo_layer).unwrap();
+        }
+        Some(ImageRoot {
+            reference: "test-image".into(),
+            layers: std::iter::once(repo_layer)
+                .chain(layers.split(':').map(PathBuf::from))
+                .collect(),
+            env: vec![(
+                "PATH".into(),
+                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into(),
+            )],
+            working_dir: Some("/testbed".into()),
+            user: None,
+        })
+    }
+}
+
+/// Whether the suite runs inside an image (`SWERVE_TEST_IMAGE_LAYERS`).
+pub fn in_image() -> bool {
+    std::env::var_os("SWERVE_TEST_IMAGE_LAYERS").is_some()
 }
 
 /// A closed sandbox configuration that insists on namespaces.

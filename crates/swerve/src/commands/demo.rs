@@ -170,6 +170,7 @@ pub fn check(
         repos: &repos,
         recipes: &recipes,
         settings,
+        images: None,
     };
     let report = evaluator.evaluate(task, Some(patch));
     if let (Some(class), Some(error)) = (report.error_class, &report.error) {

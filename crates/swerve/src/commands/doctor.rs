@@ -56,6 +56,10 @@ pub fn run(config: &Config) -> Result<ExitCode> {
         (Isolation::Namespaces, Err(_)) => "none: isolation = \"namespaces\" is configured but unavailable, so sandboxes will fail to start".to_owned(),
     };
     println!("  {:<20} {in_force}", "in force");
+    println!("images");
+    for line in super::images::doctor_lines(config) {
+        println!("  {line}");
+    }
     println!("confinement (what a sandboxed command holds)");
     match &found.confinement {
         Ok(confinement) => print_confinement(confinement, &config.sandbox),

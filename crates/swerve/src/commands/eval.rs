@@ -68,11 +68,13 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
     if let Some(seconds) = args.timeout {
         settings.test_timeout = Duration::from_secs_f64(seconds);
     }
+    let images = crate::open::TaskImages(config.clone());
     let evaluator = Evaluator {
         cache: &cache,
         repos: &repos,
         recipes: &recipes,
         settings,
+        images: Some(&images),
     };
     let runs = args.repeat.max(1);
     let jobs: Vec<(usize, usize)> = (0..tasks.len())

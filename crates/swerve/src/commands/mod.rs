@@ -10,6 +10,7 @@ mod edit_bench;
 mod edit_viewers;
 mod env;
 pub mod eval;
+mod images;
 mod resume;
 mod run;
 mod select;
@@ -45,6 +46,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Serve(_) => serve::run(&config),
         Command::Select(args) => select::run(&config, args),
         Command::World(command) => world::run(command),
+        Command::Images(command) => images::run(&config, command),
         Command::Doctor => doctor::run(&config),
         Command::Config(command) => config::run(&config, &resolved.origins, command),
     }

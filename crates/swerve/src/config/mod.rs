@@ -64,6 +64,9 @@ pub struct Config {
     /// `swerve serve`: the rollout service's address, token, limits and directories
     /// (`docs/serve.md`).
     pub serve: serve::ServeSection,
+    /// Task images: the store, registries' mirrors and rewrites, credentials
+    /// (`docs/images.md`).
+    pub images: swerve_image::ImagesConfig,
 }
 
 /// The `[run]` section.
@@ -281,6 +284,14 @@ impl Config {
     pub fn cache(&self) -> Result<Cache> {
         let dir = self.cache_dir.clone().unwrap_or_else(Cache::default_dir);
         Cache::open(&dir).with_context(|| format!("cannot open the cache at {}", dir.display()))
+    }
+
+    /// Opens the image store (`images.store`, else `images/` in the cache directory).
+    pub fn image_store(&self) -> Result<swerve_image::Store> {
+        let cache_dir = self.cache_dir.clone().unwrap_or_else(Cache::default_dir);
+        let dir = self.images.store_dir(&cache_dir);
+        swerve_image::Store::open(&dir, &self.images)
+            .with_context(|| format!("cannot open the image store at {}", dir.display()))
     }
 
     /// How repository names map to sources for tasks loaded from `task_file`: the configured

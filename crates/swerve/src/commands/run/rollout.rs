@@ -91,6 +91,8 @@ pub struct Evaluation {
     pub repos: RepoMap,
     pub recipes: RecipeTable,
     pub settings: EvalSettings,
+    /// Tasks' images, chosen as their workspaces' are.
+    pub images: open::TaskImages,
 }
 
 impl Evaluation {
@@ -100,6 +102,7 @@ impl Evaluation {
             repos: config.repo_map(task_file),
             recipes: eval::recipes(config.run.recipes.as_deref())?,
             settings: eval::settings(config, logs),
+            images: open::TaskImages(config.clone()),
         })
     }
 
@@ -115,6 +118,7 @@ impl Evaluation {
             repos: &self.repos,
             recipes: &self.recipes,
             settings,
+            images: Some(&self.images),
         };
         evaluator.evaluate(task, Some(patch).filter(|patch| !patch.is_empty()))
     }

@@ -72,6 +72,7 @@ pub fn run(config: &Config, args: &CheckArgs) -> Result<ExitCode> {
     let recipes = eval::recipes(args.recipes.as_deref().or(config.run.recipes.as_deref()))?;
     let cache = config.cache()?;
     let repos = config.repo_map(&args.file);
+    let images = crate::open::TaskImages(config.clone());
     let evaluator = |kind: &str| {
         let mut settings: EvalSettings = eval::settings(config, out.join("logs").join(kind));
         settings.use_cache = false;
@@ -83,6 +84,7 @@ pub fn run(config: &Config, args: &CheckArgs) -> Result<ExitCode> {
             repos: &repos,
             recipes: &recipes,
             settings,
+            images: Some(&images),
         }
     };
     let (gold, empty) = (evaluator("gold"), evaluator("empty"));

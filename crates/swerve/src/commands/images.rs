@@ -1,0 +1,213 @@
+//! `swerve images pull | list | remove | prune`.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use swerve_image::{IdMapping, Store, disk_usage};
+
+use crate::cli::ImagesCommand;
+use crate::config::Config;
+use crate::open;
+
+pub fn run(config: &Config, command: ImagesCommand) -> Result<ExitCode> {
+    let store = config.image_store()?;
+    match command {
+        ImagesCommand::Pull {
+            images,
+            tasks,
+            from,
+            name,
+        } => pull(config, &store, images, tasks, from, name),
+        ImagesCommand::Root { image } => {
+            let root = open::image_root(config, &image)?;
+            for layer in &root.layers {
+                println!("{}", layer.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ImagesCommand::List => {
+            list(&store);
+            Ok(ExitCode::SUCCESS)
+        }
+        ImagesCommand::Remove { images } => {
+            let mut code = ExitCode::SUCCESS;
+            for image in images {
+                if store.remove(&image)? {
+                    println!("removed {image}");
+                } else {
+                    eprintln!("{image}: not in the image store");
+                    code = ExitCode::FAILURE;
+                }
+            }
+            println!("`swerve images prune` frees the layers no other image uses");
+            Ok(code)
+        }
+        ImagesCommand::Prune => {
+            let freed = store.prune()?;
+            println!("freed {}", human(freed));
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn pull(
+    config: &Config,
+    store: &Store,
+    mut images: Vec<String>,
+    tasks: Option<std::path::PathBuf>,
+    from: Option<std::path::PathBuf>,
+    name: Option<String>,
+) -> Result<ExitCode> {
+    let ids = IdMapping::for_sandbox(&config.sandbox)?;
+    if let Some(path) = from {
+        let [image] = images.as_slice() else {
+            bail!("--from imports one image: give the one reference to store it as");
+        };
+        let started = Instant::now();
+        let record = store.import(&path, name.as_deref(), image)?;
+        store.root_for(&record, ids)?;
+        println!(
+            "{}  imported from {} in {:.1} s",
+            record.reference,
+            path.display(),
+            started.elapsed().as_secs_f64()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(file) = tasks {
+        for task in open::tasks(&file)? {
+            if let Some(image) = open::task_image(config, &task)
+                && !images.contains(&image)
+            {
+                images.push(image);
+            }
+        }
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting a runtime")?;
+    let mut failed = 0;
+    for image in &images {
+        let started = Instant::now();
+        let progress: swerve_image::registry::Progress = Arc::new({
+            let image = image.clone();
+            move |what: &str, done: u64, total: u64| {
+                if done == total || done % (16 << 20) < 65536 {
+                    eprint!("\r{image}: {what} {} / {}      ", human(done), human(total));
+                }
+            }
+        });
+        let result = runtime.block_on(async {
+            let reference = store.config().resolve(image)?;
+            store.pull_fresh(&reference, Some(progress)).await
+        });
+        eprint!("\r");
+        match result.and_then(|record| store.root_for(&record, ids).map(|_| record)) {
+            Ok(record) => println!(
+                "{}  {} compressed, {} layers, {} unpacked  ({:.1} s)",
+                record.reference,
+                human(record.size()),
+                record.layers.len(),
+                human(store.unpacked_size(&record)),
+                started.elapsed().as_secs_f64()
+            ),
+            Err(error) => {
+                failed += 1;
+                eprintln!("{image}: {error} [{}]", error.class());
+            }
+        }
+    }
+    if failed > 0 {
+        eprintln!("{failed} of {} images failed", images.len());
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(store: &Store) {
+    let records = store.list();
+    println!(
+        "{:<60} {:>10} {:>7} {:>10}  manifest",
+        "image", "size", "layers", "unpacked"
+    );
+    for record in &records {
+        println!(
+            "{:<60} {:>10} {:>7} {:>10}  {}",
+            record.reference,
+            human(record.size()),
+            record.layers.len(),
+            human(store.unpacked_size(record)),
+            &record.manifest_digest[..record.manifest_digest.len().min(19)]
+        );
+    }
+    let (blobs, layers) = store.usage();
+    println!(
+        "{} images; on disk: {} of blobs, {} of unpacked layers (shared layers counted once); store {}",
+        records.len(),
+        human(blobs),
+        human(layers),
+        store.root().display()
+    );
+}
+
+/// Bytes for people.
+pub fn human(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// The store's summary for `swerve doctor`.
+pub fn doctor_lines(config: &Config) -> Vec<String> {
+    match config.image_store() {
+        Ok(store) => {
+            let (blobs, layers) = store.usage();
+            let _ = disk_usage;
+            vec![
+                format!("{:<20} {}", "store", store.root().display()),
+                format!(
+                    "{:<20} {} ({} of blobs, {} unpacked)",
+                    "images",
+                    store.list().len(),
+                    human(blobs),
+                    human(layers)
+                ),
+                format!(
+                    "{:<20} {}",
+                    "mirrors",
+                    if config.images.mirrors.is_empty() && config.images.rewrites.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        format!(
+                            "{} mirrored registries, {} rewrites",
+                            config.images.mirrors.len(),
+                            config.images.rewrites.len()
+                        )
+                    }
+                ),
+                format!(
+                    "{:<20} {}",
+                    "naming",
+                    match config.images.naming {
+                        swerve_image::Naming::None => "tasks without an image use base checkouts",
+                        swerve_image::Naming::Swebench =>
+                            "tasks without an image use SWE-bench's image names",
+                    }
+                ),
+            ]
+        }
+        Err(error) => vec![format!("{:<20} unavailable: {error:#}", "store")],
+    }
+}

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Builds the images the image tests use, once, into an OCI layout (cached across runs):
+#
+#   base  a Debian bookworm minbase root file system (debootstrap) with git and python3
+#   swe   laid out like SWE-bench's images: base + the repository at /testbed with history,
+#         a conda-like environment under /opt/miniconda3 activated by `source
+#         /opt/miniconda3/bin/activate && conda activate testbed` (as SWE-bench's eval script
+#         does), a layer of whiteouts (a file, a directory) and an opaque directory;
+#         WorkingDir /testbed
+#   r2e   laid out like R2E-Gym's: base + /testbed with run_tests.sh and r2e_tests/
+#
+# Usage: scripts/test-images.sh [DIR]   (default $SWERVE_TEST_IMAGES or
+# /var/cache/swerve-test-images); prints the layout directory. Needs root, debootstrap,
+# umoci (Debian packages; scripts/prerequisites.sh installs them).
+set -euo pipefail
+
+DIR=${1:-${SWERVE_TEST_IMAGES:-/var/cache/swerve-test-images}}
+VERSION=4 # bump when the images change
+LAYOUT="$DIR/layout-v$VERSION"
+if [ -f "$LAYOUT/.ready" ]; then
+  echo "$LAYOUT"
+  exit 0
+fi
+mkdir -p "$DIR"
+exec 9>"$DIR/.lock"
+flock 9
+if [ -f "$LAYOUT/.ready" ]; then
+  echo "$LAYOUT"
+  exit 0
+fi
+
+# 1. The root file system, cached as a tar.
+if [ ! -f "$DIR/rootfs.tar" ]; then
+  rm -rf "$DIR/rootfs.tmp"
+  debootstrap --variant=minbase --include=git,python3 bookworm "$DIR/rootfs.tmp" \
+    "${DEBIAN_MIRROR:-http://deb.debian.org/debian}" >&2
+  rm -rf "$DIR"/rootfs.tmp/usr/share/{doc,man,info,locale}/* "$DIR"/rootfs.tmp/var/cache/apt/* \
+    "$DIR"/rootfs.tmp/var/lib/apt/lists/* "$DIR"/rootfs.tmp/var/log/*
+  tar --numeric-owner -C "$DIR/rootfs.tmp" -cf "$DIR/rootfs.tar.tmp" .
+  mv "$DIR/rootfs.tar.tmp" "$DIR/rootfs.tar"
+  rm -rf "$DIR/rootfs.tmp"
+fi
+
+WORK=$(mktemp -d "$DIR/work.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+L="$WORK/layout"
+umoci init --layout "$L"
+umoci new --image "$L:base"
+umoci raw add-layer --image "$L:base" "$DIR/rootfs.tar"
+umoci config --image "$L:base" --os linux --architecture amd64 \
+  --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+  --config.env LANG=C.UTF-8 --config.cmd /bin/bash
+
+git_in() { git -C "$1" -c user.name=dev -c user.email=dev@example.com "${@:2}"; }
+
+# 2. The SWE-bench-like image's repository: a small package with a bug in `subtract`,
+#    its tests, and a test runner printing pytest's `-rA` summary lines.
+repo="$WORK/testbed"
+mkdir -p "$repo/calc" "$repo/tests"
+git init -q -b main "$repo"
+cat >"$repo/calc/__init__.py" <<'EOF'
+def add(a, b):
+    return a + b
+EOF
+printf 'build/\n*.pyc\n' >"$repo/.gitignore"
+git_in "$repo" add -A && git_in "$repo" commit -qm "add"
+cat >>"$repo/calc/__init__.py" <<'EOF'
+
+
+def subtract(a, b):
+    return a + b
+EOF
+cat >"$repo/tests/test_calc.py" <<'EOF'
+from calc import add, subtract
+
+
+def test_add():
+    assert add(2, 3) == 5
+
+
+def test_subtract_small():
+    assert subtract(1, 1) == 0
+EOF
+cat >"$repo/run_pytest.py" <<'EOF'
+"""A stand-in for pytest (the image has no pytest): runs tests/test_*.py's test functions
+and prints pytest's `-rA` summary lines."""
+import importlib.util, os, sys, traceback
+
+sys.path.insert(0, os.getcwd())
+failed = 0
+for name in sorted(os.listdir("tests")):
+    if not (name.startswith("test_") and name.endswith(".py")):
+        continue
+    path = os.path.join("tests", name)
+    spec = importlib.util.spec_from_file_location(name[:-3], path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for attr in sorted(dir(module)):
+        if attr.startswith("test_"):
+            try:
+                getattr(module, attr)()
+                print(f"PASSED {path}::{attr}")
+            except Exception:
+                traceback.print_exc()
+                print(f"FAILED {path}::{attr}")
+                failed += 1
+sys.exit(1 if failed else 0)
+EOF
+git_in "$repo" add -A && git_in "$repo" commit -qm "subtract, tests"
+mkdir -p "$repo/build" && echo junk >"$repo/build/tmp.o"
+
+conda="$WORK/miniconda3"
+mkdir -p "$conda/bin" "$conda/envs/testbed/bin"
+cat >"$conda/bin/activate" <<'EOF'
+# A stand-in for conda's activate script: defines `conda activate ENV`.
+conda() {
+  if [ "$1" = activate ]; then
+    export CONDA_DEFAULT_ENV="$2"
+    export PATH="/opt/miniconda3/envs/$2/bin:$PATH"
+  fi
+}
+export CONDA_SHLVL=1
+EOF
+cat >"$conda/envs/testbed/bin/python" <<'EOF'
+#!/bin/sh
+# The testbed environment's interpreter: only reachable once the environment is active.
+exec /usr/bin/python3 "$@"
+EOF
+chmod +x "$conda/envs/testbed/bin/python"
+mkdir -p "$WORK/junk/sub" && echo old >"$WORK/junk/sub/file"
+mkdir -p "$WORK/opaque-old" && echo old >"$WORK/opaque-old/old.txt"
+mkdir -p "$WORK/opaque-new" && echo new >"$WORK/opaque-new/new.txt"
+echo 'source /opt/miniconda3/bin/activate && conda activate testbed' >"$WORK/bashrc"
+
+umoci insert --image "$L:base" --tag swe "$repo" /testbed
+umoci insert --image "$L:swe" "$conda" /opt/miniconda3
+umoci insert --image "$L:swe" "$WORK/junk" /opt/junk
+umoci insert --image "$L:swe" "$WORK/opaque-old" /etc/swerve
+umoci insert --image "$L:swe" "$WORK/bashrc" /root/.bashrc
+# The whiteout layer: a directory from an earlier layer, a file of the base layer, a build
+# product of the repository; then an opaque directory replacing an earlier one.
+umoci insert --image "$L:swe" --whiteout /opt/junk
+umoci insert --image "$L:swe" --whiteout /etc/issue
+umoci insert --image "$L:swe" --whiteout /testbed/build
+umoci insert --image "$L:swe" --opaque "$WORK/opaque-new" /etc/swerve
+umoci config --image "$L:swe" --config.workingdir /testbed \
+  --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+  --config.env LANG=C.UTF-8 --config.env SWERVE_IMAGE=swe
+
+# 3. The R2E-Gym-like image: /testbed with run_tests.sh and r2e_tests/ (R2E-Gym's layout).
+r2e="$WORK/r2e"
+mkdir -p "$r2e/textutil" "$r2e/r2e_tests"
+git init -q -b main "$r2e"
+cat >"$r2e/textutil/__init__.py" <<'EOF'
+def shout(text):
+    return text.upper()
+
+
+def whisper(text):
+    return text.upper()
+EOF
+cat >"$r2e/r2e_tests/test_text.py" <<'EOF'
+from textutil import shout, whisper
+
+
+def test_shout():
+    assert shout("hi") == "HI"
+
+
+def test_whisper():
+    assert whisper("HI") == "hi"
+EOF
+cp "$repo/run_pytest.py" "$r2e/run_pytest.py"
+sed -i 's/"tests"/"r2e_tests"/g' "$r2e/run_pytest.py"
+cat >"$r2e/run_tests.sh" <<'EOF'
+#!/bin/bash
+cd /testbed && python3 run_pytest.py
+EOF
+chmod +x "$r2e/run_tests.sh"
+git_in "$r2e" add -A && git_in "$r2e" commit -qm "textutil"
+umoci insert --image "$L:base" --tag r2e "$r2e" /testbed
+umoci config --image "$L:r2e" --config.workingdir /testbed \
+  --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+umoci gc --layout "$L"
+rm -rf "$LAYOUT"
+mv "$L" "$LAYOUT"
+touch "$LAYOUT/.ready"
+echo "$LAYOUT"
