@@ -146,7 +146,14 @@ fn subordinate_range(file: &str) -> Option<IdRange> {
 /// The top directory is changed last, so an interrupted hand-over is redone by the next
 /// call. Only root can give files away: without it this does nothing (an unprivileged
 /// sandbox's root is the invoking user, who owns what it created).
-pub(crate) fn hand_over(dir: &Path, owner: (u32, u32)) -> std::io::Result<()> {
+pub(crate) fn hand_over(dir: &Path, owner: (u32, u32)) -> Result<(), crate::SandboxError> {
+    chown_tree(dir, owner).map_err(crate::SandboxError::io(format!(
+        "giving {} to the sandbox's root",
+        dir.display()
+    )))
+}
+
+fn chown_tree(dir: &Path, owner: (u32, u32)) -> std::io::Result<()> {
     if !nix::unistd::Uid::effective().is_root() {
         return Ok(());
     }

@@ -185,10 +185,7 @@ impl Workspace {
                 .chain([base.path.clone()])
                 .collect();
             for lower in &lowers {
-                hand_over(lower, owner).map_err(SandboxError::io(format!(
-                    "giving {} to the sandbox's root",
-                    lower.display()
-                )))?;
+                hand_over(lower, owner)?;
             }
             let mut written = written.clone();
             written.push(upper.clone());
@@ -224,13 +221,7 @@ impl Workspace {
             _ => "--reflink=auto",
         };
         copy_tree(&base.path, &copy, reflink)?;
-        let give = |owner| {
-            hand_over(&copy, owner).map_err(SandboxError::io(format!(
-                "giving {} to the sandbox's root",
-                copy.display()
-            )))
-        };
-        give(owner)?;
+        hand_over(&copy, owner)?;
         workspace.strategy = if options.strategy == Strategy::Auto {
             Strategy::Copy
         } else {
@@ -243,7 +234,7 @@ impl Workspace {
         let sandbox = start(Layer::Directory(&copy), quota(written))?;
         if sandbox.isolation() == IsolationInForce::None {
             // Namespaces were unavailable: the copy's commands run as this process.
-            give(IdMap::current().root_owner())?;
+            hand_over(&copy, IdMap::current().root_owner())?;
         }
         workspace.sandbox = Some(Arc::new(sandbox));
         Ok(workspace)
@@ -363,10 +354,7 @@ impl Workspace {
         let dir = self.dir.join(name);
         std::fs::create_dir(&dir)
             .map_err(SandboxError::io(format!("creating {}", dir.display())))?;
-        hand_over(&dir, owner).map_err(SandboxError::io(format!(
-            "giving {} to the sandbox's root",
-            dir.display()
-        )))?;
+        hand_over(&dir, owner)?;
         Ok(dir)
     }
 
@@ -389,16 +377,10 @@ impl Workspace {
         let mut written = Vec::new();
         for (index, layer) in layers.iter().enumerate() {
             let source = layer.source.clone();
-            let give = |dir: &Path| {
-                hand_over(dir, owner).map_err(SandboxError::io(format!(
-                    "giving {} to the sandbox's root",
-                    dir.display()
-                )))
-            };
             let spec = match layer.access {
                 LayerAccess::ReadOnly => LayerSpec::ReadOnly { source },
                 LayerAccess::ReadWrite => {
-                    give(&source)?;
+                    hand_over(&source, owner)?;
                     written.push(source.clone());
                     LayerSpec::Bind { source }
                 }
@@ -406,7 +388,7 @@ impl Workspace {
                     let lowers: Vec<PathBuf> =
                         layer.layers.iter().cloned().chain([source]).collect();
                     for lower in &lowers {
-                        give(lower)?;
+                        hand_over(lower, owner)?;
                     }
                     let upper = self.private_dir(&format!("layer{index}-upper"), owner)?;
                     let work = self.private_dir(&format!("layer{index}-work"), owner)?;
