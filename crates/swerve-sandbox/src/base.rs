@@ -113,9 +113,13 @@ impl Cache {
             "moving base into {}",
             path.display()
         )))?;
+        // Atomically: a concurrent `finished` must never read a marker that exists but is
+        // still empty.
         for marker in [parent.join(format!("{commit}.ready")), ready] {
-            std::fs::write(&marker, &full)
-                .map_err(SandboxError::io(format!("writing {}", marker.display())))?;
+            swerve_core::atomic::write_atomically(&marker, |out| {
+                std::io::Write::write_all(out, full.as_bytes())
+            })
+            .map_err(SandboxError::io(format!("writing {}", marker.display())))?;
         }
         Ok(BaseCheckout { path, commit: full })
     }
@@ -164,9 +168,14 @@ fn finished(path: &Path, ready: &Path) -> Result<Option<BaseCheckout>, SandboxEr
     }
     let commit = std::fs::read_to_string(ready)
         .map_err(SandboxError::io(format!("reading {}", ready.display())))?;
+    let commit = commit.trim();
+    if commit.is_empty() {
+        // A marker left empty by an older swerve that crashed while writing it.
+        return Ok(None);
+    }
     Ok(Some(BaseCheckout {
         path: path.to_path_buf(),
-        commit: commit.trim().to_owned(),
+        commit: commit.to_owned(),
     }))
 }
 
