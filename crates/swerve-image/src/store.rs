@@ -117,13 +117,10 @@ impl Store {
 
     fn write_record(&self, reference: &Reference, record: &ImageRecord) -> Result<(), ImageError> {
         let path = self.record_path(reference);
-        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-        std::fs::write(
-            &tmp,
-            serde_json::to_vec_pretty(record).expect("record serializes"),
-        )
-        .map_err(ImageError::io(format!("writing {}", tmp.display())))?;
-        std::fs::rename(&tmp, &path).map_err(ImageError::io(format!("writing {}", path.display())))
+        // A temporary file of its own per writer (threads of one process included), renamed
+        // into place.
+        swerve_core::atomic::write_json_atomically(&path, record)
+            .map_err(ImageError::io(format!("writing {}", path.display())))
     }
 
     /// Pulls `text` (mirrors first) unless its record and blobs are all stored; returns the
