@@ -215,9 +215,8 @@ fn venv_interpreter_prefix(venv: &Path) -> Option<PathBuf> {
 /// Shows an interpreter's installation `prefix` read-only in the sandbox, unless it is in
 /// the system directories every sandbox sees.
 fn expose_interpreter(sandbox: &mut swerve_sandbox::SandboxConfig, prefix: &Path) {
-    let system = ["/usr", "/bin", "/sbin", "/lib", "/lib64"];
     if prefix.is_absolute()
-        && !system.iter().any(|dir| prefix.starts_with(dir))
+        && !swerve_sandbox::is_system_path(prefix)
         && !sandbox
             .expose
             .iter()

@@ -38,4 +38,5 @@ pub use identity::sandbox_ids;
 pub use patch::{Patch, PatchOptions};
 pub use sandbox::{IsolationInForce, Sandbox};
 pub use source::{RepoMap, RepoSource};
+pub use view::is_system_path;
 pub use workspace::{ExtraLayer, ImageRoot, LayerAccess, Strategy, Workspace, WorkspaceOptions};

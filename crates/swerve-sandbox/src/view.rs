@@ -32,6 +32,14 @@ const SYSTEM_PREFIXES: &[&str] = &[
     "/dev", "/tmp", "/run",
 ];
 
+/// Whether `path` lies in what every sandbox already sees or replaces (the system
+/// directories, `/etc`, `/proc`, `/sys`, `/dev`, `/tmp`, `/run`): exposing it adds nothing.
+pub fn is_system_path(path: &Path) -> bool {
+    SYSTEM_PREFIXES
+        .iter()
+        .any(|prefix| path.starts_with(prefix))
+}
+
 /// What a sandbox shows of the host beyond its system directories.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct HostView {
@@ -104,11 +112,7 @@ impl HostView {
                 }
             }
             let inside_sandbox = |path: &Path| {
-                SYSTEM_PREFIXES
-                    .iter()
-                    .map(Path::new)
-                    .chain(layer_points.iter().map(PathBuf::as_path))
-                    .any(|prefix| path.starts_with(prefix))
+                is_system_path(path) || layer_points.iter().any(|point| path.starts_with(point))
             };
             for candidate in candidates {
                 if candidate.is_absolute()
