@@ -6,9 +6,11 @@ environment builds with uv and with pip.
     scripts/bench-real.py warm CHECK_DIR TASKS REPOS      # after a warm `tasks check`
     scripts/bench-real.py cold TASKS REPOS ID…            # fresh caches, uv then pip
 
-`warm` runs, per instance, the test command of its gold evaluation (the line after the
-start marker in logs/gold/<id>/eval.sh) in a fresh workspace with the gold and test patches
-applied, timed inside the sandbox: the bare test command. `cold` times `swerve env exec ID
+`warm` runs, per instance whose check was ok, REPEAT (default 3) pairs of a gold evaluation
+(`swerve eval --gold --no-cache`; the sum of its report's phases) and the bare test command
+(the line after the start marker in logs/gold/<id>/eval.sh, run in a fresh workspace with the
+gold and test patches applied, timed inside the sandbox), and prints the medians and the time
+beyond the tests. `cold` times `swerve env exec ID
 -- true` in a new cache per installer (SWERVE_ENV_INSTALLER=pip for pip): the dependencies,
 the commit layer and one workspace. SWERVE names the binary (default `swerve`).
 """
@@ -56,20 +58,50 @@ def bare_seconds(task, check_dir, tasks, repos, env):
         return None
 
 
+def gold_seconds(instance, tasks, repos, env):
+    """One `swerve eval --gold --no-cache` of `instance`: the sum of its report's phases
+    (workspace, environment, patch, eval script, parsing), or None if it did not resolve."""
+    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as out:
+        subprocess.run(
+            [SWERVE, "--repos", repos, "eval", "--tasks", tasks, "--gold", "--no-cache",
+             "--out", out, instance],
+            capture_output=True, text=True, env=env,
+        )
+        try:
+            report = json.load(open(os.path.join(out, "results.json")))[instance]
+        except (OSError, KeyError, json.JSONDecodeError):
+            return None
+        if not report.get("resolved"):
+            return None
+        return sum(value for value in report["timings"].values() if value)
+
+
+def median(values):
+    values = sorted(v for v in values if v is not None)
+    return values[len(values) // 2] if values else None
+
+
 def warm(check_dir, tasks, repos):
+    """Per instance, REPEAT (default 3) pairs of a gold evaluation and the bare test command,
+    run one after the other so both see the same machine; the medians and their difference."""
     checks = json.load(open(os.path.join(check_dir, "check.json")))
     by_id = {row["instance_id"]: row for row in rows(tasks)}
-    print("| instance | environment (s) | gold evaluation (s) | its tests (s) | bare test command (s) | beyond the tests (s) |")
-    print("|---|---:|---:|---:|---:|---:|")
+    repeat = int(os.environ.get("REPEAT", "3"))
+    env = dict(os.environ)
+    print("| instance | gold evaluation (s) | bare test command (s) | beyond the tests (s) |")
+    print("|---|---:|---:|---:|")
     for check in checks:
+        if check.get("status") != "ok":
+            continue
         task = by_id[check["instance_id"]]
-        bare = bare_seconds(task, check_dir, tasks, repos, dict(os.environ))
-        s = check["seconds"]
-        # The whole gold evaluation (spec, workspace, patch, eval script with its re-install,
-        # grading) less the bare test command.
-        beyond = s["gold"] - (bare or 0.0)
-        print(f"| {check['instance_id']} | {s['environment']:.2f} | {s['gold']:.2f} | {s['gold_tests']:.2f} | "
-              f"{'-' if bare is None else f'{bare:.2f}'} | {beyond:.2f} |")
+        golds, bares = [], []
+        for _ in range(repeat):
+            golds.append(gold_seconds(task["instance_id"], tasks, repos, env))
+            bares.append(bare_seconds(task, check_dir, tasks, repos, env))
+        gold, bare = median(golds), median(bares)
+        beyond = "-" if gold is None or bare is None else f"{gold - bare:.2f}"
+        print(f"| {check['instance_id']} | {'-' if gold is None else f'{gold:.2f}'} | "
+              f"{'-' if bare is None else f'{bare:.2f}'} | {beyond} |", flush=True)
 
 
 def cold(tasks, repos, ids):

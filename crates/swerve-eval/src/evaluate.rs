@@ -165,7 +165,12 @@ impl Evaluator<'_> {
             }
         };
         *report.timings.workspace.get_or_insert(0.0) += started.elapsed().as_secs_f64();
-        let script = eval_script(spec, task, &options.sandbox.mount_point.to_string_lossy());
+        let script = eval_script(
+            spec,
+            task,
+            &options.sandbox.mount_point.to_string_lossy(),
+            patch,
+        );
         self.test(task, patch, spec, workspace, script, report);
     }
 
@@ -216,6 +221,7 @@ impl Evaluator<'_> {
             &spec,
             &task,
             &options.sandbox.mount_point.to_string_lossy(),
+            patch,
         ));
         self.test(&task, patch, &spec, workspace, script, report);
     }

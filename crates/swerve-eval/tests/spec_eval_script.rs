@@ -29,7 +29,7 @@ fn nowhere() -> &'static Path {
 
 fn script_for(task: &Task, recipes: &RecipeTable) -> String {
     let spec = resolve_spec(task, nowhere(), recipes).unwrap();
-    eval_script(&spec, task, "/testbed")
+    eval_script(&spec, task, "/testbed", None)
 }
 
 fn assert_snapshot(name: &str, actual: &str) {
@@ -93,7 +93,11 @@ fn recipe_env_and_install_are_in_the_script() {
         "user.toml",
     )
     .unwrap();
-    let script = script_for(&task, &recipes);
+    // A prediction that changes packaging metadata: the editable install is re-run.
+    let spec = resolve_spec(&task, nowhere(), &recipes).unwrap();
+    let setup_patch =
+        "diff --git a/setup.py b/setup.py\n--- a/setup.py\n+++ b/setup.py\n@@ -1 +1 @@\n-a\n+b\n";
+    let script = eval_script(&spec, &task, "/testbed", Some(setup_patch));
     let expected_start = "#!/bin/bash\nset -uxo pipefail\ncd /testbed\n\
         export GREETING='it'\\''s here'\nexport LANG=en_US.UTF-8\n\
         git status\ngit show\ngit -c core.fileMode=false diff abc1234\n\
@@ -107,6 +111,23 @@ fn recipe_env_and_install_are_in_the_script() {
     assert!(script.ends_with(
         "pytest -rA tests/test_old.py 'tests/test new.py'\nSWEBENCH_TEST_EXIT_CODE=$?\n: '>>>>> End Test Output'\necho \">>>>> Test Exit Code: $SWEBENCH_TEST_EXIT_CODE\"\ngit checkout abc1234 tests/test_old.py\nrm -f 'tests/test new.py'\n"
     ));
+
+    // No prediction (or one that only edits Python sources): the environment's editable
+    // install is kept, and the script says so where the install would run.
+    let py_patch = "diff --git a/demo/core.py b/demo/core.py\n--- a/demo/core.py\n+++ b/demo/core.py\n@@ -1 +1 @@\n-a\n+b\n";
+    for patch in [None, Some(py_patch)] {
+        let script = eval_script(&spec, &task, "/testbed", patch);
+        assert!(
+            script.contains(
+                "git -c core.fileMode=false diff abc1234\n: 'swerve: editable install kept (the patch changes no build input): python -m pip install -e .'\ngit checkout abc1234 tests/test_old.py\n"
+            ),
+            "{script}"
+        );
+        assert!(
+            !script.contains("\npython -m pip install -e .\n"),
+            "{script}"
+        );
+    }
 }
 
 #[test]

@@ -115,7 +115,7 @@ proptest! {
     ) {
         let task = task(repo, patch, extra);
         if let Ok(spec) = resolve_spec(&task, Path::new("/nonexistent/swerve-spec-test"), &SHIPPED) {
-            let script = eval_script(&spec, &task, "/testbed");
+            let script = eval_script(&spec, &task, "/testbed", None);
             prop_assert!(script.starts_with("#!/bin/bash"));
             prop_assert!(script.contains(">>>>> Start Test Output"));
             let _ = spec.source.to_string();

@@ -3,6 +3,7 @@
 
 use swerve_core::task::Task;
 
+use super::reinstall::{Reinstall, reinstall};
 use super::resolve::TestSpec;
 
 /// Printed when the test patch does not apply (contains SWE-bench's `>>>>> Tests Errored`).
@@ -11,8 +12,9 @@ pub const TEST_PATCH_FAILED: &str = ">>>>> Tests Errored: the test patch does no
 /// The heredoc delimiter SWE-bench puts around the test patch.
 pub const HEREDOC_DELIMITER: &str = "EOF_114329324912";
 
-/// The eval script for `task` under `spec`, run in the checkout at `repo_dir`. A task's
-/// own SWE-bench 5.x `eval_script` ([`TestSpec::eval_script`]) is returned unchanged.
+/// The eval script for `task` under `spec`, run in the checkout at `repo_dir` after `patch`
+/// (the prediction, if any) was applied to it. A task's own SWE-bench 5.x `eval_script`
+/// ([`TestSpec::eval_script`]) is returned unchanged.
 /// Otherwise, as SWE-bench's `make_eval_script_list` (5.x shape):
 ///
 /// ```text
@@ -23,7 +25,7 @@ pub const HEREDOC_DELIMITER: &str = "EOF_114329324912";
 /// git status                              # for the log only
 /// git show
 /// git -c core.fileMode=false diff <base_commit>
-/// <install>                               # the recipe's install command, if any
+/// <install>                               # the recipe's install command, if any (*)
 /// git checkout <base_commit> <test files> # files the test patch changes
 /// rm -f <new test files>                  # files the test patch creates
 /// git apply -v - <<'EOF_114329324912' || echo '>>>>> Tests Errored: the test patch does not apply'
@@ -40,7 +42,9 @@ pub const HEREDOC_DELIMITER: &str = "EOF_114329324912";
 /// Differences from SWE-bench, which runs the script as root in its own container: no
 /// conda activation (the caller runs the script with the environment first on `PATH`), and
 /// no `git config --global --add safe.directory` (it would change the user's git
-/// configuration; run the script as the checkout's owner).
+/// configuration; run the script as the checkout's owner). (*) An editable install that
+/// `patch` gives no reason to rebuild is kept instead of re-run (see
+/// [`reinstall`](super::reinstall)): the line becomes `: 'swerve: editable install kept …'`.
 ///
 /// There is no `set -e`, as in SWE-bench, so the tests still run if the test patch does not
 /// apply; but then the script also prints [`TEST_PATCH_FAILED`], which starts with SWE-bench's
@@ -50,7 +54,7 @@ pub const HEREDOC_DELIMITER: &str = "EOF_114329324912";
 /// install command are shell text and are written as they are. If the test patch contains a
 /// line equal to the heredoc delimiter, `_1`, `_2`, … is appended to the delimiter until it
 /// does not.
-pub fn eval_script(spec: &TestSpec, task: &Task, repo_dir: &str) -> String {
+pub fn eval_script(spec: &TestSpec, task: &Task, repo_dir: &str, patch: Option<&str>) -> String {
     if let Some(script) = &spec.eval_script {
         return script.clone();
     }
@@ -75,7 +79,15 @@ pub fn eval_script(spec: &TestSpec, task: &Task, repo_dir: &str) -> String {
         .as_ref()
         .and_then(|recipe| recipe.install.as_ref())
     {
-        lines.push(install.clone());
+        lines.push(match reinstall(install, patch) {
+            Reinstall::Run(_) => install.clone(),
+            Reinstall::Keep => format!(
+                ": {}",
+                quote(&format!(
+                    "swerve: editable install kept (the patch changes no build input): {install}"
+                ))
+            ),
+        });
     }
     let mut reset = Vec::new();
     if !spec.test_files.is_empty() {
