@@ -1,8 +1,13 @@
-//! Registry credentials (Docker's `config.json`, the configuration) and the
-//! `WWW-Authenticate` challenges of the distribution spec's token flow.
+//! Registry credentials (the configuration; Docker's `config.json` with its `credHelpers`,
+//! `credsStore` and `auths`) and the `WWW-Authenticate` challenges of the distribution
+//! spec's token flow.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::ffi::OsStr;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use base64::Engine;
 
@@ -40,9 +45,24 @@ impl Credentials {
     }
 }
 
-/// Credentials for `registry`: the configuration's `auth`, else the Docker config's `auths`
-/// entry (by host, `https://host`, or Docker Hub's legacy key).
+/// Credentials for `registry`, looked for as Docker looks for them: the configuration's
+/// `auth`, else the Docker config's credential helper for the registry (`credHelpers`), its
+/// default helper (`credsStore`), then its `auths` entry (by host, `https://host`, or
+/// Docker Hub's legacy key). Helpers are the `docker-credential-<name>` programs on `PATH`.
 pub fn credentials_for(config: &ImagesConfig, registry: &str) -> Option<Credentials> {
+    credentials_in(
+        config,
+        registry,
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )
+}
+
+/// [`credentials_for`] with helpers looked for in `search_path`.
+fn credentials_in(
+    config: &ImagesConfig,
+    registry: &str,
+    search_path: &OsStr,
+) -> Option<Credentials> {
     if let Some(pair) = config.auth.get(registry) {
         return Credentials::from_pair(pair);
     }
@@ -60,9 +80,38 @@ pub fn credentials_for(config: &ImagesConfig, registry: &str) -> Option<Credenti
         format!("https://{registry}"),
         format!("http://{registry}"),
     ];
-    if registry == crate::reference::DOCKER_HUB {
-        keys.push("https://index.docker.io/v1/".into());
+    // What Docker stores and hands its helpers for a registry: Docker Hub's legacy URL.
+    let server = if registry == crate::reference::DOCKER_HUB {
+        keys.push(DOCKER_HUB_SERVER.into());
         keys.push("index.docker.io".into());
+        DOCKER_HUB_SERVER
+    } else {
+        registry
+    };
+    let helpers = keys
+        .iter()
+        .find_map(|key| parsed.cred_helpers.get(key))
+        .map(|name| (name, "credHelpers"))
+        .into_iter()
+        .chain(parsed.creds_store.iter().map(|name| (name, "credsStore")));
+    for (name, key) in helpers {
+        let Some(program) = find_helper(name, search_path) else {
+            tracing::warn!(
+                "{}: {key} names the credential helper \"{name}\", but docker-credential-{name} \
+                 is not on PATH; install it or remove {key} from the file",
+                path.display()
+            );
+            continue;
+        };
+        match helper_credentials(&program, server, HELPER_TIMEOUT) {
+            Ok(Some(credentials)) => return Some(credentials),
+            Ok(None) => {}
+            Err(error) => tracing::warn!(
+                "{}: credential helper {} for {server}: {error}",
+                path.display(),
+                program.display()
+            ),
+        }
     }
     let entry = keys.iter().find_map(|key| parsed.auths.get(key))?;
     if let Some(auth) = &entry.auth {
@@ -77,11 +126,103 @@ pub fn credentials_for(config: &ImagesConfig, registry: &str) -> Option<Credenti
             password: password.clone(),
         }),
         (_, _, Some(token)) => Some(Credentials {
-            username: "<token>".into(),
+            username: IDENTITY_TOKEN_USER.into(),
             password: token.clone(),
         }),
         _ => None,
     }
+}
+
+/// The server name Docker uses for Docker Hub in its config and with its helpers.
+const DOCKER_HUB_SERVER: &str = "https://index.docker.io/v1/";
+
+/// The user name that marks an identity token instead of a password.
+const IDENTITY_TOKEN_USER: &str = "<token>";
+
+/// How long a credential helper may take (some ask a keyring that may prompt).
+const HELPER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// `docker-credential-<name>` in a directory of `search_path` (a `PATH` value). A name
+/// holding a path separator is refused.
+pub fn find_helper(name: &str, search_path: &OsStr) -> Option<PathBuf> {
+    if name.is_empty() || name.contains('/') {
+        return None;
+    }
+    std::env::split_paths(search_path)
+        .map(|dir| dir.join(format!("docker-credential-{name}")))
+        .find(|candidate| {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::metadata(candidate)
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// Asks the credential helper `program` for `server`'s credentials (the docker-credential
+/// protocol: `get`, the server on standard input, `{"Username", "Secret"}` on standard
+/// output). `Ok(None)` when the helper has none for it; an error when it fails otherwise or
+/// takes longer than `timeout` (it is killed). Its output is never logged: it holds secrets.
+pub fn helper_credentials(
+    program: &Path,
+    server: &str,
+    timeout: Duration,
+) -> Result<Option<Credentials>, String> {
+    let mut child = Command::new(program)
+        .arg("get")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| format!("cannot start it: {error}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A helper that exits without reading is judged by its exit status below.
+        let _ = stdin.write_all(server.as_bytes());
+    }
+    let pid = child.id();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(child.wait_with_output());
+    });
+    let output = match receiver.recv_timeout(timeout) {
+        Ok(output) => output.map_err(|error| format!("cannot read its answer: {error}"))?,
+        Err(_) => {
+            if let Ok(pid) = i32::try_from(pid) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            return Err(format!("no answer within {} s; killed", timeout.as_secs()));
+        }
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        // The protocol's "not found" answer is a message on standard output.
+        if stdout.contains("credentials not found") {
+            return Ok(None);
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!(
+            "it failed ({}): {}",
+            output.status,
+            stderr.trim().chars().take(200).collect::<String>()
+        ));
+    }
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        #[serde(rename = "Username")]
+        username: String,
+        #[serde(rename = "Secret")]
+        secret: String,
+    }
+    let answer: Answer = serde_json::from_str(stdout.trim())
+        .map_err(|_| "its answer is not {\"Username\", \"Secret\"} JSON".to_owned())?;
+    if answer.secret.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Credentials {
+        username: answer.username,
+        password: answer.secret,
+    }))
 }
 
 fn docker_config_path(config: &ImagesConfig) -> Option<PathBuf> {
@@ -98,6 +239,12 @@ fn docker_config_path(config: &ImagesConfig) -> Option<PathBuf> {
 struct DockerConfig {
     #[serde(default)]
     auths: BTreeMap<String, DockerAuth>,
+    /// The credential helper for every registry without its own.
+    #[serde(default, rename = "credsStore")]
+    creds_store: Option<String>,
+    /// A credential helper per registry.
+    #[serde(default, rename = "credHelpers")]
+    cred_helpers: BTreeMap<String, String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -195,5 +342,101 @@ mod tests {
         assert_eq!(credentials_for(&config, "ghcr.io").unwrap().username, "bob");
         assert!(credentials_for(&config, "quay.io").is_none());
         assert!(!format!("{alice:?}").contains("secret"));
+    }
+
+    /// Writes an executable `docker-credential-<name>` into `dir` running `body` (sh).
+    fn helper(dir: &Path, name: &str, body: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt as _;
+        let path = dir.join(format!("docker-credential-{name}"));
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    #[test]
+    fn credential_helpers_answer_by_the_protocol() {
+        let dir = tempfile::tempdir().unwrap();
+        // Answers only for the server it is asked about on standard input.
+        let good = helper(
+            dir.path(),
+            "good",
+            r#"[ "$1" = get ] || exit 2; read server; [ "$server" = 127.0.0.1:5000 ] || { echo "credentials not found in native keychain"; exit 1; }; echo '{"ServerURL":"127.0.0.1:5000","Username":"carol","Secret":"s3cr3t"}'"#,
+        );
+        let wait = Duration::from_secs(10);
+        let carol = helper_credentials(&good, "127.0.0.1:5000", wait)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (carol.username.as_str(), carol.password.as_str()),
+            ("carol", "s3cr3t")
+        );
+        assert_eq!(helper_credentials(&good, "quay.io", wait).unwrap(), None);
+
+        let broken = helper(dir.path(), "broken", "echo 'keyring locked' >&2; exit 3");
+        let error = helper_credentials(&broken, "quay.io", wait).unwrap_err();
+        assert!(error.contains("keyring locked"), "{error}");
+        let garbled = helper(dir.path(), "garbled", "echo 'Username: x'");
+        assert!(
+            helper_credentials(&garbled, "quay.io", wait)
+                .unwrap_err()
+                .contains("JSON")
+        );
+        let slow = helper(dir.path(), "slow", "exec sleep 30");
+        let started = std::time::Instant::now();
+        let error = helper_credentials(&slow, "quay.io", Duration::from_millis(300)).unwrap_err();
+        assert!(error.contains("killed"), "{error}");
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn helpers_are_found_on_the_search_path_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = helper(dir.path(), "pass", "exit 0");
+        let search = std::env::join_paths(["/nonexistent", dir.path().to_str().unwrap()]).unwrap();
+        assert_eq!(find_helper("pass", &search), Some(path));
+        assert_eq!(find_helper("desktop", &search), None);
+        assert_eq!(find_helper("../pass", &search), None);
+        assert_eq!(find_helper("", &search), None);
+    }
+
+    #[test]
+    fn docker_config_helpers_come_before_auths() {
+        let dir = tempfile::tempdir().unwrap();
+        helper(
+            dir.path(),
+            "ecr",
+            r#"read server; echo "{\"Username\":\"AWS\",\"Secret\":\"for-$server\"}""#,
+        );
+        helper(
+            dir.path(),
+            "store",
+            r#"read server; [ "$server" = https://index.docker.io/v1/ ] || { echo "credentials not found in native keychain"; exit 1; }; echo '{"Username":"hubuser","Secret":"hubpw"}'"#,
+        );
+        let path = dir.path().join("config.json");
+        std::fs::write(
+            &path,
+            r#"{"credsStore":"store","credHelpers":{"123.dkr.ecr.us-east-1.amazonaws.com":"ecr","ghcr.io":"missing"},"auths":{"ghcr.io":{"auth":"Ym9iOnB3"},"quay.io":{"auth":"ZGF2ZTpwdw=="}}}"#,
+        )
+        .unwrap();
+        let config = ImagesConfig {
+            docker_config: Some(path),
+            ..ImagesConfig::default()
+        };
+        let search = dir.path().as_os_str();
+        let ecr = credentials_in(&config, "123.dkr.ecr.us-east-1.amazonaws.com", search).unwrap();
+        assert_eq!(ecr.password, "for-123.dkr.ecr.us-east-1.amazonaws.com");
+        // Docker Hub: the store is asked with Hub's legacy server name.
+        let hub = credentials_in(&config, crate::reference::DOCKER_HUB, search).unwrap();
+        assert_eq!(hub.username, "hubuser");
+        // A helper that is not installed, or has nothing: the auths entry.
+        assert_eq!(
+            credentials_in(&config, "ghcr.io", search).unwrap().username,
+            "bob"
+        );
+        assert_eq!(
+            credentials_in(&config, "quay.io", search).unwrap().username,
+            "dave"
+        );
+        assert!(credentials_in(&config, "example.org", search).is_none());
     }
 }

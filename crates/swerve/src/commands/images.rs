@@ -1,10 +1,12 @@
 //! `swerve images pull | list | remove | prune`.
 
+use std::collections::HashMap;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use swerve_image::{IdMapping, Store, disk_usage};
 
 use crate::cli::ImagesCommand;
@@ -92,19 +94,16 @@ fn pull(
     let mut failed = 0;
     for image in &images {
         let started = Instant::now();
+        let bars = LayerBars::new(image);
         let progress: swerve_image::registry::Progress = Arc::new({
-            let image = image.clone();
-            move |what: &str, done: u64, total: u64| {
-                if done == total || done % (16 << 20) < 65536 {
-                    eprint!("\r{image}: {what} {} / {}      ", human(done), human(total));
-                }
-            }
+            let bars = bars.clone();
+            move |what: &str, done: u64, total: u64| bars.update(what, done, total)
         });
         let result = runtime.block_on(async {
             let reference = store.config().resolve(image)?;
             store.pull_fresh(&reference, Some(progress)).await
         });
-        eprint!("\r");
+        bars.clear();
         match result.and_then(|record| store.root_for(&record, ids).map(|_| record)) {
             Ok(record) => println!(
                 "{}  {} compressed, {} layers, {} unpacked  ({:.1} s)",
@@ -125,6 +124,55 @@ fn pull(
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One progress bar per layer being downloaded (bytes, rate, time left) under a line naming
+/// the image, on standard error; a finished layer's bar goes away. Nothing is drawn when
+/// standard error is not a terminal.
+#[derive(Clone)]
+struct LayerBars {
+    bars: MultiProgress,
+    layers: Arc<Mutex<HashMap<String, ProgressBar>>>,
+}
+
+impl LayerBars {
+    fn new(image: &str) -> Self {
+        let bars = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+        let header = bars.add(ProgressBar::new_spinner());
+        header.set_message(format!("pulling {image}"));
+        header.tick();
+        Self {
+            bars,
+            layers: Arc::default(),
+        }
+    }
+
+    /// `done` of `total` bytes of the blob `what` are on disk.
+    fn update(&self, what: &str, done: u64, total: u64) {
+        let Ok(mut layers) = self.layers.lock() else {
+            return;
+        };
+        let bar = layers.entry(what.to_owned()).or_insert_with(|| {
+            let bar = self.bars.add(ProgressBar::new(total));
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "  {prefix:<12} {bar:30} {bytes:>10} / {total_bytes:<10} {bytes_per_sec:>12} {eta:>4}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar.set_prefix(what.to_owned());
+            bar
+        });
+        bar.set_position(done);
+        if done >= total {
+            bar.finish_and_clear();
+        }
+    }
+
+    /// Removes the bars (the summary line replaces them).
+    fn clear(&self) {
+        let _ = self.bars.clear();
+    }
 }
 
 fn list(store: &Store) {
