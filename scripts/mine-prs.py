@@ -11,8 +11,11 @@ a PR qualifies when both are non-empty, the patch changes Python code, and the v
 base (`git describe --tags`, major.minor) is one of --versions. Then, as SWE-bench validates
 instances: the test patch's tests run at the base without the patch (swerve eval --empty) and
 with it (--gold), in the task's real environment; FAIL_TO_PASS are the tests that fail before
-and pass after, PASS_TO_PASS those that pass both times. A candidate without a FAIL_TO_PASS
-test is dropped. Needs a built swerve (SWERVE, default `swerve` on PATH) and pytest-style
+and pass after, PASS_TO_PASS those that pass both times. The gold run is made twice, the
+second at least a minute after the first started, and a test counts only if its id and status
+are the same in both: ids built from the clock (a parametrized `datetime.now()`), random
+numbers or addresses never match a later run, so they are left out rather than becoming
+expected tests no evaluation can find. A candidate without a FAIL_TO_PASS test is dropped. Needs a built swerve (SWERVE, default `swerve` on PATH) and pytest-style
 logs (`PASSED id` / `FAILED id` lines of `pytest -rA`).
 
 The rows hold the repository's code: keep them out of commits (real-check reads them).
@@ -25,6 +28,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$|(^|/)conftest\.py$")
 
@@ -122,18 +126,28 @@ def main():
         with open(tasks, "w") as f:
             for row in candidates:
                 f.write(json.dumps(row) + "\n")
-        for mode in ("empty", "gold"):
-            run_eval(swerve, args.repos, tasks, os.path.join(scratch, mode), mode, cache)
+        runs = [("empty", "empty"), ("gold", "gold"), ("gold2", "gold")]
+        first_gold = None
+        for name, mode in runs:
+            if name == "gold":
+                first_gold = time.monotonic()
+            if name == "gold2":
+                time.sleep(max(0.0, 61 - (time.monotonic() - first_gold)))
+            run_eval(swerve, args.repos, tasks, os.path.join(scratch, name), mode, cache)
         for row in candidates:
             logs = {}
-            for mode in ("empty", "gold"):
-                path = os.path.join(scratch, mode, "logs", row["instance_id"], "test_output.txt")
-                logs[mode] = statuses(open(path).read()) if os.path.exists(path) else {}
-            before, after = logs["empty"], logs["gold"]
+            for name, _ in runs:
+                path = os.path.join(scratch, name, "logs", row["instance_id"], "test_output.txt")
+                logs[name] = statuses(open(path).read()) if os.path.exists(path) else {}
+            before, again = logs["empty"], logs["gold2"]
+            # Tests whose id or status differ between the two gold runs are unstable.
+            after = {t: s for t, s in logs["gold"].items() if again.get(t) == s}
+            unstable = len(logs["gold"]) - len(after)
             f2p = sorted(t for t, s in after.items() if s in ("PASSED", "XFAIL") and before.get(t) not in ("PASSED", "XFAIL"))
             p2p = sorted(t for t, s in after.items() if s == "PASSED" and before.get(t) == "PASSED")
             reason = "kept" if f2p else "no FAIL_TO_PASS test"
-            print(f"{row['instance_id']}: {len(f2p)} FAIL_TO_PASS, {len(p2p)} PASS_TO_PASS: {reason}", file=sys.stderr)
+            print(f"{row['instance_id']}: {len(f2p)} FAIL_TO_PASS, {len(p2p)} PASS_TO_PASS, "
+                  f"{unstable} unstable ids left out: {reason}", file=sys.stderr)
             if f2p and len(kept) < args.max:
                 row["FAIL_TO_PASS"], row["PASS_TO_PASS"] = f2p, p2p
                 kept.append(row)
