@@ -71,3 +71,55 @@ echo "$results" | grep -qx '8/8 resolved; 0 errors; 0 not submitted' \
   || { echo "rootless: the replayed patches did not resolve 8/8"; echo "$results" | tail -20; exit 1; }
 echo "$results" | grep -qx '8/8 gold patches resolve their task; 0 errors; 0 not submitted' \
   || { echo "rootless: the gold patches did not resolve 8/8"; echo "$results" | tail -20; exit 1; }
+
+# Task images as nobody: import the SWE-bench-style test image (scripts/test-images.sh), check
+# its whiteouts hide what they delete, and grade the image task's gold patch (must resolve)
+# and an empty patch (must not). Layers unpack as nobody's mapped ids; whiteouts become
+# overlay xattrs in the user.* namespace.
+layout="${SWERVE_TEST_IMAGES:-/var/cache/swerve-test-images}/layout-v4"
+if [ ! -f "$layout/.ready" ]; then
+  echo "rootless images skipped: no test image layout at $layout (scripts/test-images.sh builds it)"
+  exit 0
+fi
+images=$(mktemp -d -p /var/tmp)
+trap 'rm -rf "$scratch" "$top_level" "$e2e" "$images" /root/.swerve-secret-rootless-$$' EXIT
+chmod 755 "$images"
+cp -r "$layout" "$images/layout"
+chmod -R a+rX "$images/layout"
+mkdir -m 1777 "$images/home"
+install -m 755 "$swerve_binary" "$images/swerve"
+python3 - "$images/tasks.jsonl" <<'PY'
+import json, sys
+gold = ("diff --git a/calc/__init__.py b/calc/__init__.py\n--- a/calc/__init__.py\n+++ b/calc/__init__.py\n"
+        "@@ -4,4 +4,4 @@ def add(a, b):\n \n \n def subtract(a, b):\n-    return a + b\n+    return a - b\n")
+test = ("diff --git a/tests/test_calc.py b/tests/test_calc.py\n--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n"
+        "@@ -7,3 +7,7 @@ def test_add():\n \n def test_subtract_small():\n     assert subtract(1, 1) == 0\n"
+        "+\n+\n+def test_subtract():\n+    assert subtract(5, 3) == 2\n")
+row = {"instance_id": "swerve__calc-1", "repo": "swerve/calc", "base_commit": "", "image": "local/swe:latest",
+       "problem_statement": "subtract(a, b) adds its arguments instead of subtracting them.",
+       "patch": gold, "test_patch": test, "test_cmd": "python run_pytest.py", "log_parser": "pytest",
+       "FAIL_TO_PASS": ["tests/test_calc.py::test_subtract"], "PASS_TO_PASS": ["tests/test_calc.py::test_add"]}
+open(sys.argv[1], "w").write(json.dumps(row) + "\n")
+PY
+chmod 644 "$images/tasks.jsonl"
+echo "rootless: an image imported, its whiteouts, gold and empty evaluations in it"
+results=$(cd "$images" && setpriv --reuid=65534 --regid=65534 --clear-groups env -i \
+  PATH=/usr/local/bin:/usr/bin:/bin HOME="$images/home" SWERVE_CACHE_DIR="$images/home/cache" sh -c '
+    set -e
+    ./swerve images pull --from layout --name swe local/swe:latest
+    ./swerve env exec --tasks tasks.jsonl swerve__calc-1 -- \
+      "test ! -e /etc/issue && test ! -e /opt/junk && test -d /testbed/.git && echo whiteouts-hold"
+    ./swerve eval --tasks tasks.jsonl --gold --out home/gold
+    ./swerve eval --tasks tasks.jsonl --empty --out home/empty || true
+  ' 2>&1) || { echo "$results"; exit 1; }
+echo "$results" | grep -qx 'whiteouts-hold' \
+  || { echo "rootless: the image's whiteouts do not hold"; echo "$results" | tail -20; exit 1; }
+echo "$results" | grep -qx '1/1 gold patches resolve their task; 0 errors; 0 not submitted' \
+  || { echo "rootless: the image task's gold patch did not resolve"; echo "$results" | tail -20; exit 1; }
+python3 - "$images/home/empty/results.json" <<'PY' || { echo "$results" | tail -20; exit 1; }
+import json, sys
+report = json.load(open(sys.argv[1]))["swerve__calc-1"]
+if report.get("resolved") or report.get("error_class"):
+    sys.exit(f"rootless: the empty patch must fail the image task without an error: {report}")
+print("rootless images: gold resolves, empty fails, whiteouts hold")
+PY
