@@ -7,6 +7,9 @@
 //! ([`atomic`]) every output of swerve goes through, and creating files as a sandbox's
 //! owner ([`owner`]).
 
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod atomic;
 pub mod exec;
 pub mod json_kind;
