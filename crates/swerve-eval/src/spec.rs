@@ -99,6 +99,7 @@ mod patch;
 mod recipe;
 mod resolve;
 mod script;
+mod shell;
 mod table;
 
 pub use detect::{Detection, ProjectType, detect_project};
