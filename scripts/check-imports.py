@@ -15,13 +15,14 @@ File-level edges, per crate (from `src/lib.rs` and `src/main.rs`, following `mod
   * a module using its own descendants (`use step::Step`, `pytest::parse(…)` in `parsers/mod.rs`)
     is not: a parent declares, re-exports and composes its parts (`mod x;` is not an import
     either). `--strict` counts those edges too, to see what a rule without that exception
-    would find; the allowlist does not apply to a strict run's extra circles.
+    would find; it is a report (exit 0, no allowlist).
   * a path through a re-export (`pub use step::Usage` in `trajectory/mod.rs`) is followed to
     the file that defines the item, so `super::Usage` from `subagent.rs` is an edge to `step.rs`;
   * a `pub use` itself is an edge only if its name is also used in the file's own code (a
     re-export that only forwards a name is not the file using it).
-  Not edges: a parent declaring its child (`mod x;`), paths in comments, doc links and string
-  literals, `$crate` in macros, other crates' paths, and a file referring to itself.
+  * a path in an attribute's string (`#[serde(skip_serializing_if = "crate::x::f")]`).
+  Not edges: a parent declaring its child (`mod x;`), paths in comments, doc links and other
+  string literals, `$crate` in macros, other crates' paths, and a file referring to itself.
   `#[cfg(test)]` code counts like any other code.
 
 Crate-level edges: the `[dependencies]`, `[build-dependencies]` and `[target.*.dependencies]`
@@ -48,9 +49,11 @@ import sys
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 BINARY_SRC = "crates/swerve/src/"
 DEFAULT_ALLOWLIST = "scripts/import-circles-allowed.txt"
+ATTRIBUTE_PATH = re.compile(r'=\s*"((?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)+)"')
 ITEM_KEYWORDS = {"fn", "struct", "enum", "trait", "type", "const", "static", "union", "mod"}
 
 
@@ -122,6 +125,12 @@ def strip(text: str) -> str:
     return "".join(out)
 
 
+def fail(message: str) -> NoReturn:
+    """Stops on bad usage or input (exit status 2)."""
+    print(f"check-imports: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
 def _ident_before(text: str, i: int) -> bool:
     return i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_")
 
@@ -191,7 +200,13 @@ class Crate:
     def _load(self, file: Path, path: tuple[str, ...], parent: Module | None, dir: Path) -> Module:
         module = Module(path, file, parent, dir)
         self.modules.append(module)
-        self._parse(tokens(file.read_text()), module)
+        text = file.read_text()
+        self._parse(tokens(text), module)
+        # Paths named in attribute strings, e.g. `#[serde(skip_serializing_if = "crate::x::f")]`.
+        for number, line in enumerate(text.splitlines(), 1):
+            if line.lstrip().startswith("#["):
+                for m in ATTRIBUTE_PATH.finditer(line):
+                    module.references.append(Reference(m.group(1).split("::"), number, m.group(1)))
         return module
 
     def _declare(self, module: Module, name: str, line: int) -> None:
@@ -203,7 +218,7 @@ class Crate:
                 )
                 return
         rel = module.file.relative_to(self.repo)
-        raise SystemExit(f"check-imports: {rel}:{line}: `mod {name};` names no file")
+        fail(f"{rel}:{line}: `mod {name};` names no file")
 
     def _parse(self, toks: list[Token], module: Module) -> None:
         stack: list[Module | None] = []  # one entry per open brace; a Module for `mod x {`
@@ -504,7 +519,7 @@ def crate_graph(repo: Path) -> tuple[list[str], dict[str, set[str]], dict[tuple[
         try:
             manifests[path] = tomllib.loads(path.read_text())
         except tomllib.TOMLDecodeError as error:
-            raise SystemExit(f"check-imports: {path.relative_to(repo)}: {error}")
+            fail(f"{path.relative_to(repo)}: {error}")
     names = {m["package"]["name"] for m in manifests.values()}
     edges: dict[str, set[str]] = {}
     where: dict[tuple[str, str], str] = {}
@@ -539,8 +554,8 @@ def read_allowlist(path: Path, repo: Path) -> list[frozenset[str]]:
         files = frozenset(line.split())
         outside = sorted(f for f in files if not f.startswith(BINARY_SRC))
         if outside:
-            raise SystemExit(
-                f"check-imports: {path.relative_to(repo)}:{number}: only circles inside "
+            fail(
+                f"{path.relative_to(repo)}:{number}: only circles inside "
                 f"{BINARY_SRC} may be allowed; remove {', '.join(outside)}"
             )
         entries.append(files)
@@ -556,7 +571,8 @@ def main() -> int:
                         help="rewrite the allowlist to the circles found, if none is new or grew")
     parser.add_argument("--edges", action="store_true", help="print every file-level edge")
     parser.add_argument("--strict", action="store_true",
-                        help="also count a module using its own descendants (report only)")
+                        help="also count a module using its own descendants; report only, "
+                        "exit 0, no allowlist")
     args = parser.parse_args()
     repo: Path = args.root.resolve()
     allow_path = args.allowlist or repo / DEFAULT_ALLOWLIST
@@ -584,7 +600,8 @@ def main() -> int:
     names, crate_edges, where = crate_graph(repo)
     crate_circles = circles(names, crate_edges)
 
-    allowed = read_allowlist(allow_path, repo)
+    # A strict run is a report: its extra circles are not what the allowlist describes.
+    allowed = [] if args.strict else read_allowlist(allow_path, repo)
     failures = 0
     matched: set[frozenset[str]] = set()
     kept: list[list[str]] = []
@@ -594,14 +611,18 @@ def main() -> int:
             status = "allowed"
             matched.add(key)
             kept.append(component)
+        elif args.strict:
+            status = "strict"
         else:
             bigger = [a for a in allowed if key < a]
             if bigger:
                 status = "SHRANK (replace its allowlist line with these files)"
                 matched.update(bigger)
                 kept.append(component)
-            elif any(a < key or (a & key) for a in allowed):
+            elif any(a < key for a in allowed):
                 status = "GREW (not allowed: cut the new imports)"
+            elif any(a & key for a in allowed):
+                status = "CHANGED (not allowed: it holds files its allowlist line does not name)"
             else:
                 status = "NEW"
             failures += 1
@@ -620,7 +641,7 @@ def main() -> int:
         print("allowed import circle is GONE (delete its allowlist line): " + " ".join(sorted(entry)))
         failures += 1
     for component in crate_circles:
-        print("crate circle, NEW: " + " -> ".join(component))
+        print("crate circle, NEW: " + ", ".join(component))
         for a in component:
             for b in sorted(crate_edges.get(a, ())):
                 if b in component:
@@ -639,13 +660,17 @@ def main() -> int:
         print(f"check-imports: wrote {len(kept)} circles to {rel(allow_path)}")
         return 0
 
+    if args.strict:
+        print(f"check-imports --strict: {len(found)} file circles, {len(crate_circles)} crate "
+              "circles, counting a module's use of its own children (report only)")
+        return 0
     allowed_now = sum(frozenset(c) in allowed for c, _ in found)
     print(f"check-imports: {file_count} files in {len(crate_roots(repo))} crate roots, "
           f"{len(names)} crates: {len(found)} file circles ({allowed_now} allowed), "
           f"{len(crate_circles)} crate circles")
     if failures:
         print(f"check-imports: {failures} problems; see {allow_path.relative_to(repo)} and "
-              "docs/development.md", file=sys.stderr)
+              "docs/development.md")
         return 1
     return 0
 
