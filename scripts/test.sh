@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+./scripts/check-imports.py      # no import circle between files or crates (docs/development.md)
 ./scripts/fetch-tokenizers.sh   # real tokenizers for swerve-chat's tests (cached)
 ./scripts/fetch-model.sh        # the embedded model for its tests (cached)
 export SWERVE_REQUIRE_EMBEDDED_MODEL=1   # so they fail rather than skip without it

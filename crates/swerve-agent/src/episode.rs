@@ -76,33 +76,44 @@ impl Default for AgentConfig {
 /// How an episode ended.
 #[derive(Debug, Clone)]
 pub struct EpisodeEnd {
+    /// Why the loop stopped (the same value the trajectory's outcome records).
     pub exit_reason: ExitReason,
     /// What happened, in words (e.g. the model error).
     pub detail: Option<String>,
+    /// Model calls made (the trajectory's steps).
     pub steps: usize,
     /// The main model's tokens and cost.
     pub usage: Usage,
+    /// The main model's cost, in the price table's currency (unknown costs count as 0).
     pub cost: f64,
-    /// The tokens and cost of the subagents the tools ran.
+    /// The tokens of the subagents the tools ran.
     pub subagent_usage: Usage,
+    /// The subagents' cost, in the same currency.
     pub subagent_cost: f64,
+    /// Time spent waiting for the model and running tools, summed over the steps.
     pub timings: Timings,
 }
 
 /// What can stop an episode from running at all.
 #[derive(Debug, thiserror::Error)]
 pub enum AgentError {
+    /// A prompt template did not render.
     #[error(transparent)]
     Prompt(#[from] PromptError),
+    /// The trajectory could not be written.
     #[error("writing the trajectory: {0}")]
     Trajectory(#[from] TrajectoryError),
 }
 
 /// One model, one format, one set of prompts and limits, ready to run episodes.
 pub struct Agent<'a> {
+    /// The model that answers each step.
     pub model: &'a dyn Model,
+    /// How tool calls are offered to the model and read from its replies.
     pub format: &'a dyn ToolFormat,
+    /// The system, instance and step-hint templates.
     pub prompts: &'a Prompts,
+    /// Step and cost limits, context policy, token capture.
     pub config: &'a AgentConfig,
     /// Prompt-rendered mode: each request is the prompt this model's chat template renders
     /// (for raw `/completions`); `None` sends chat requests.

@@ -4,6 +4,9 @@
 //! ([`episode`]). [`backfill`] has a teacher model write SWE-AGILE reasoning and digests
 //! into existing trajectories.
 
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod backfill;
 pub mod episode;
 pub mod prompt;

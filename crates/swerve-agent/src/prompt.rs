@@ -55,11 +55,18 @@ pub struct PromptTemplates {
 /// The values templates are rendered with.
 #[derive(Debug, Clone, Serialize)]
 pub struct PromptContext<'a> {
+    /// The task's issue text.
     pub problem_statement: &'a str,
+    /// The repository, `owner/name`.
     pub repo: &'a str,
+    /// The task's id.
     pub instance_id: &'a str,
+    /// Where the repository is checked out, as the agent sees it (`/testbed`).
     pub workdir: &'a str,
+    /// The tools' documentation for text formats; empty when the model is offered tools
+    /// natively.
     pub tool_documentation: &'a str,
+    /// The step limit.
     pub max_steps: u32,
 }
 

@@ -17,6 +17,9 @@
 //! # Ok::<(), swerve_chat::Error>(())
 //! ```
 
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod config;
 mod environment;
 mod error;

@@ -5,10 +5,15 @@
 //! trajectories with their importers from other agents' formats ([`trajectory`]). Its only
 //! I/O is reading and writing files: task files, trajectories, the all-or-nothing writes
 //! ([`atomic`]) every output of swerve goes through, and creating files as a sandbox's
-//! owner ([`owner`]).
+//! owner ([`owner`]). Errors across swerve put their next step on a `hint:` line of its own
+//! ([`hint`]).
+
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod atomic;
 pub mod exec;
+pub mod hint;
 pub mod json_kind;
 pub mod owner;
 pub mod task;

@@ -25,6 +25,7 @@
 //! ```
 
 mod error;
+mod field;
 mod file;
 mod image;
 mod record;

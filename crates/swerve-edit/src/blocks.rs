@@ -21,6 +21,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
+use crate::format::EditFormat;
 use crate::fuzzy::{Nearest, nearest, reindent, whitespace_matches};
 use crate::ranges::LineRange;
 use crate::text::{after_think, numbered};
@@ -123,7 +124,7 @@ pub enum ApplyError {
     /// The reply's format is one the editor's format policy does not allow.
     FormatNotAllowed {
         /// The policy.
-        format: crate::format::EditFormat,
+        format: EditFormat,
     },
     /// A SEARCH matches more than once.
     Ambiguous {
@@ -134,6 +135,26 @@ pub enum ApplyError {
         /// The lines where the occurrences start, when `did_you_mean` is on.
         lines: Option<Vec<usize>>,
     },
+}
+
+/// The edit format policy applied to replies (defined in [`crate::format`]; its checks are
+/// here, beside [`Applied`] and [`ApplyError`]).
+impl EditFormat {
+    /// Whether a reply applied in `mode` is allowed.
+    pub fn allows(self, mode: Mode) -> bool {
+        !matches!(
+            (self, mode),
+            (Self::FindReplace, Mode::Rewrite) | (Self::Rewrite, Mode::Targeted)
+        )
+    }
+
+    /// `applied`, or the format error of a mode this policy does not allow.
+    pub fn check(self, applied: Applied) -> Result<Applied, ApplyError> {
+        match self.allows(applied.mode) {
+            true => Ok(applied),
+            false => Err(ApplyError::FormatNotAllowed { format: self }),
+        }
+    }
 }
 
 impl ApplyError {
@@ -153,7 +174,7 @@ impl ApplyError {
                 "ERROR: LLM did not produce valid search-replace blocks. LLM output was:\n{output}"
             ),
             Self::FormatNotAllowed { format } => match format {
-                crate::format::EditFormat::FindReplace => "ERROR: Full rewrite mode (empty SEARCH) is not allowed: change the file with SEARCH/REPLACE blocks whose SEARCH is copied from it.".to_owned(),
+                EditFormat::FindReplace => "ERROR: Full rewrite mode (empty SEARCH) is not allowed: change the file with SEARCH/REPLACE blocks whose SEARCH is copied from it.".to_owned(),
                 _ => "ERROR: Only a full rewrite is allowed: answer with exactly one block whose SEARCH part is empty and whose REPLACE part is the whole new file.".to_owned(),
             },
             Self::RewriteNotAlone => {

@@ -1,10 +1,12 @@
 //! The editor's edit format policy (`edit.format`): SWE-Edit's adaptive format, where the
 //! editor chooses between find-and-replace blocks and a whole-file rewrite per task (§3.2),
 //! or one of the fixed formats of its ablation (Table 5, App. E.2).
+//!
+//! Checking a reply against the policy ([`EditFormat::allows`], [`EditFormat::check`]) lives
+//! in [`crate::blocks`] beside the replies and errors it works on, so this module imports
+//! nothing from it.
 
 use serde::{Deserialize, Serialize};
-
-use crate::blocks::{Applied, ApplyError, Mode};
 
 /// Which edit formats the editor is offered and may use.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,21 +34,5 @@ impl EditFormat {
     /// Whether this is the adaptive policy (the default).
     pub fn is_adaptive(&self) -> bool {
         *self == Self::Adaptive
-    }
-
-    /// Whether a reply applied in `mode` is allowed.
-    pub fn allows(self, mode: Mode) -> bool {
-        !matches!(
-            (self, mode),
-            (Self::FindReplace, Mode::Rewrite) | (Self::Rewrite, Mode::Targeted)
-        )
-    }
-
-    /// `applied`, or the format error of a mode this policy does not allow.
-    pub fn check(self, applied: Applied) -> Result<Applied, ApplyError> {
-        match self.allows(applied.mode) {
-            true => Ok(applied),
-            false => Err(ApplyError::FormatNotAllowed { format: self }),
-        }
     }
 }

@@ -21,6 +21,9 @@
 //!
 //! See `docs/edit.md`.
 
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod bench;
 pub mod blocks;
 pub mod config;

@@ -29,6 +29,7 @@ use crate::tool::LLM_EDITOR;
 pub struct Spend {
     /// Model calls.
     pub calls: usize,
+    /// Their token counts, added up.
     pub usage: Usage,
     /// In the price table's currency (unknown costs count as 0).
     pub cost: f64,
@@ -78,14 +79,17 @@ pub struct ViewerShare {
 /// The edit metrics of one trajectory, or of several added up.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct EditMetrics {
+    /// Edit calls by how they ended.
     pub edits: EditCounts,
     /// File-inspection calls: `view` of `file_editor` or `llm_editor`.
     pub view_calls: usize,
+    /// How much of the viewed files the viewer showed.
     pub viewer_share: ViewerShare,
     /// The main agent's model.
     pub main: Spend,
-    /// The viewer and editor subagents.
+    /// The viewer subagent (`llm_editor` `view`).
     pub viewer: Spend,
+    /// The editor subagent (`llm_editor` `edit`).
     pub editor: Spend,
 }
 
@@ -268,12 +272,15 @@ pub struct EditSummary {
     pub trajectories: usize,
     /// Their metrics added up.
     pub totals: EditMetrics,
-    /// Edits that succeeded, failed on format, failed to match, of all edit calls.
+    /// Edits that succeeded, of all edit calls; `None` without edit calls.
     pub edit_success_rate: Option<f64>,
+    /// Edits that failed on the reply's format, of all edit calls; `None` without edit calls.
     pub format_error_rate: Option<f64>,
+    /// Edits whose SEARCH did not match, of all edit calls; `None` without edit calls.
     pub match_failure_rate: Option<f64>,
-    /// Edit and view calls per trajectory (SWE-Edit's editor and viewer calls per task).
+    /// Edit calls per trajectory (SWE-Edit's editor calls per task).
     pub edit_calls_per_trajectory: f64,
+    /// View calls per trajectory (SWE-Edit's viewer calls per task).
     pub view_calls_per_trajectory: f64,
     /// Lines the viewer showed, of the files' lines.
     pub viewer_content_share: Option<f64>,

@@ -31,8 +31,11 @@ const DESCRIPTION: &str = "View, edit and create files with the help of two assi
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LlmEditorCommand {
+    /// List a directory, or show the lines of a file that answer a `query` (the viewer).
     View,
+    /// Write a new file from `file_text`; refuses an existing path.
     Create,
+    /// Change a file as an `instruction` says (the editor).
     Edit,
 }
 

@@ -7,11 +7,17 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// There is no model file where one was looked for.
-    #[error("no model file at {}: {hint}", path.display())]
+    #[error(
+        "no model file at {}{}\nhint: {hint}",
+        path.display(),
+        why.as_deref().map(|why| format!(": {why}")).unwrap_or_default()
+    )]
     NotFound {
         /// Where it was looked for.
         path: PathBuf,
-        /// How to get one.
+        /// Why there is none there, when more can be said than its absence.
+        why: Option<String>,
+        /// How to get one (printed on its own `hint:` line).
         hint: String,
     },
     /// A file could not be read.

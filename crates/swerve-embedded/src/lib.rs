@@ -25,7 +25,8 @@
 //! # Ok(()) }
 //! ```
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod backend;
 mod engine;

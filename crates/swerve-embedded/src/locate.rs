@@ -40,6 +40,7 @@ pub fn resolve(configured: Option<&Path>) -> Result<PathBuf> {
         }
         return Err(Error::NotFound {
             path,
+            why: None,
             hint: format!(
                 "run scripts/fetch-model.sh to download the default model (SmolLM2-135M-Instruct, \
                  about 93 MB) into the models directory (${MODELS_DIR_ENV}, default \
@@ -55,8 +56,9 @@ pub fn resolve(configured: Option<&Path>) -> Result<PathBuf> {
     }
     Err(Error::NotFound {
         path: configured.to_path_buf(),
-        hint: "model.path names no file or directory; give a GGUF file, or unset model.path to \
-               use the default model (scripts/fetch-model.sh fetches it)"
+        why: Some("model.path names no file or directory".to_owned()),
+        hint: "give a GGUF file, or unset model.path to use the default model \
+               (scripts/fetch-model.sh fetches it)"
             .to_owned(),
     })
 }
@@ -76,12 +78,13 @@ fn single_gguf(dir: &Path) -> Result<PathBuf> {
         1 => Ok(found.remove(0)),
         0 => Err(Error::NotFound {
             path: dir.to_path_buf(),
-            hint: "the directory holds no .gguf file; set model.path to a GGUF file".to_owned(),
+            why: Some("the directory holds no .gguf file".to_owned()),
+            hint: "set model.path to a GGUF file".to_owned(),
         }),
         _ => Err(Error::NotFound {
             path: dir.to_path_buf(),
-            hint: format!(
-                "the directory holds {} .gguf files ({}); set model.path to one of them",
+            why: Some(format!(
+                "the directory holds {} .gguf files ({})",
                 found.len(),
                 found
                     .iter()
@@ -89,7 +92,8 @@ fn single_gguf(dir: &Path) -> Result<PathBuf> {
                     .map(|name| name.to_string_lossy())
                     .collect::<Vec<_>>()
                     .join(", ")
-            ),
+            )),
+            hint: "set model.path to one of them".to_owned(),
         }),
     }
 }

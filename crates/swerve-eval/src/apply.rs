@@ -45,10 +45,15 @@ fn undo_attempt() -> String {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ApplyMethod {
+    /// `git apply --verbose`: the patch applied cleanly.
     GitApply,
+    /// `git apply --verbose --3way`: applied with a three-way merge.
     GitApply3way,
+    /// `git apply --verbose --reject`: applied, hunks that did not fit left as `.rej` files.
     GitApplyReject,
+    /// `patch --batch --forward --fuzz=5 -p1`: applied with GNU patch's fuzzy matching.
     PatchFuzz,
+    /// Every attempt failed but the patch applies in reverse: the tree already holds it.
     AlreadyApplied,
 }
 

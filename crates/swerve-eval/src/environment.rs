@@ -129,31 +129,45 @@ impl Installer {
 pub enum EnvironmentError {
     /// The wanted interpreter is not installed.
     #[error(
-        "Python {version} not found ({looked}); install it, e.g. `pyenv install {version}` or `uv python install {version}`"
+        "Python {version} not found ({looked})\nhint: install it, e.g. `pyenv install {version}` or `uv python install {version}`"
     )]
-    MissingInterpreter { version: String, looked: String },
+    MissingInterpreter {
+        /// The Python version the recipe asks for, e.g. `3.9`.
+        version: String,
+        /// Where swerve looked, for the message.
+        looked: String,
+    },
     /// A build step failed.
     #[error("building the environment failed at `{step}` (exit {status}); full log: {log}\n{tail}")]
     BuildFailed {
+        /// The command that failed.
         step: String,
+        /// Its exit status, as the shell reports it.
         status: i32,
+        /// The build log on the host, with every step's output.
         log: PathBuf,
+        /// The log's last lines.
         tail: String,
     },
     /// System packages the recipe needs are not installed on the host.
     #[error(
-        "the environment needs system packages that are not installed: {}; install them (e.g. `apt-get install {}`) and run again",
+        "the environment needs system packages that are not installed: {}\nhint: install them (e.g. `apt-get install {}`) and run again",
         missing.join(", "),
         missing.join(" ")
     )]
-    MissingSystemPackages { missing: Vec<String> },
+    MissingSystemPackages {
+        /// The Debian package names that are missing.
+        missing: Vec<String>,
+    },
     /// The sandbox could not be set up.
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
     /// An I/O error, with what was being done.
     #[error("{context}: {source}")]
     Io {
+        /// What was being done, e.g. ``running `pip install -e .` ``.
         context: String,
+        /// The underlying error.
         source: std::io::Error,
     },
 }

@@ -66,9 +66,13 @@ pub trait ImageProvider: Sync {
 
 /// Grades patches for tasks.
 pub struct Evaluator<'a> {
+    /// The cache directory shared by runs: base checkouts and built environments.
     pub cache: &'a Cache,
+    /// Where each task's repository is cloned from.
     pub repos: &'a RepoMap,
+    /// How each repository and version is installed and tested.
     pub recipes: &'a RecipeTable,
+    /// Time limits, isolation and the other knobs of a run.
     pub settings: EvalSettings,
     /// Where tasks that name an image get it; `None`: every task uses a base checkout.
     pub images: Option<&'a dyn ImageProvider>,

@@ -4,6 +4,9 @@
 //! environment recipe); [`parsers`] turn test logs into per-test statuses; [`grading`] applies
 //! SWE-bench 5.x's rules to produce a [`report::InstanceReport`].
 
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod apply;
 pub mod environment;
 pub mod evaluate;

@@ -14,9 +14,12 @@ use serde_json::Value;
 /// One model's patch for one task. `model_patch` is `None` when the model produced none.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Prediction {
+    /// The task's id, e.g. `django__django-11099`.
     pub instance_id: String,
+    /// Who produced the patch; empty when the record does not say.
     #[serde(default)]
     pub model_name_or_path: String,
+    /// The unified diff; `None` (or absent) when the model produced none.
     #[serde(default)]
     pub model_patch: Option<String>,
 }
@@ -25,18 +28,22 @@ pub struct Prediction {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{file} {place}: {message}")]
 pub struct PredictionError {
+    /// The predictions file, as given.
     pub file: String,
     /// `line N` or `record N` (counting from 1), or `file` for the whole file.
     pub place: String,
     /// The instance id, when it could be read.
     pub instance_id: Option<String>,
+    /// What is wrong with the record.
     pub message: String,
 }
 
 /// The readable predictions of a file and the errors of the rest.
 #[derive(Debug, Default)]
 pub struct Predictions {
+    /// The records that could be read, in file order.
     pub predictions: Vec<Prediction>,
+    /// One error per record that could not be read.
     pub errors: Vec<PredictionError>,
 }
 

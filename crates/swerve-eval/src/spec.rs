@@ -100,6 +100,7 @@ mod recipe;
 mod reinstall;
 mod resolve;
 mod script;
+mod shell;
 mod table;
 
 pub use detect::{Detection, ProjectType, detect_project};

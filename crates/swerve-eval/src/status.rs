@@ -6,9 +6,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum TestStatus {
+    /// The test passed.
     Passed,
+    /// An assertion failed.
     Failed,
+    /// The test was skipped.
     Skipped,
+    /// The test could not run (an error outside its assertions: collection, setup, crash).
     Error,
     /// An expected failure (pytest `xfail`, unittest `expected failure`).
     Xfail,

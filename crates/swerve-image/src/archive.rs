@@ -14,7 +14,23 @@ use crate::store::{ImageRecord, Store};
 
 const REF_NAME: &str = "org.opencontainers.image.ref.name";
 
-pub(crate) fn import(
+/// Importing lives here, beside the archive reading it drives, so that the store does not
+/// import this module.
+impl Store {
+    /// Imports an OCI image layout directory (or a `docker save` / OCI archive, a tar file)
+    /// at `path`, storing its image `name` (the layout's only image, or the one whose
+    /// `org.opencontainers.image.ref.name` or repo tag is `name`) as reference `as_name`.
+    pub fn import(
+        &self,
+        path: &Path,
+        name: Option<&str>,
+        as_name: &str,
+    ) -> Result<ImageRecord, ImageError> {
+        import(self, path, name, as_name)
+    }
+}
+
+fn import(
     store: &Store,
     path: &Path,
     name: Option<&str>,

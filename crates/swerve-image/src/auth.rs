@@ -16,7 +16,9 @@ use crate::ImagesConfig;
 /// A user name and password (or identity token) for one registry.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Credentials {
+    /// The user name (`<token>` for an identity token).
     pub username: String,
+    /// The password or token. Never logged: `Debug` hides it.
     pub password: String,
 }
 
@@ -258,10 +260,15 @@ struct DockerAuth {
 /// A parsed `WWW-Authenticate` challenge.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Challenge {
+    /// HTTP Basic: send the credentials with each request.
     Basic,
+    /// A token service: fetch a bearer token from `realm` and send it instead.
     Bearer {
+        /// The token service's URL.
         realm: String,
+        /// The `service` parameter to pass it, if the registry named one.
         service: Option<String>,
+        /// The `scope` parameter to pass it (e.g. `repository:library/python:pull`).
         scope: Option<String>,
     },
 }

@@ -23,6 +23,8 @@ pub struct BlobDirs {
 }
 
 impl BlobDirs {
+    /// The blob directories under the store `root` (`blobs/sha256`, `partial`, `locks`),
+    /// created if missing.
     pub fn new(root: &Path) -> Result<Self, ImageError> {
         for dir in ["blobs/sha256", "partial", "locks"] {
             std::fs::create_dir_all(root.join(dir)).map_err(ImageError::io(format!(
@@ -41,6 +43,8 @@ impl BlobDirs {
         self.root.join("blobs/sha256").join(hex)
     }
 
+    /// Whether blob `digest` is stored (complete and verified: only verified blobs are
+    /// moved into place).
     pub fn has(&self, digest: &str) -> bool {
         self.path(digest).is_file()
     }
@@ -193,6 +197,8 @@ impl Partial {
         Ok(())
     }
 
+    /// Appends the next bytes of the blob. Fails, discarding the partial file, once more
+    /// bytes arrive than the descriptor announced.
     pub fn write(&mut self, bytes: &[u8]) -> Result<(), ImageError> {
         self.file
             .write_all(bytes)

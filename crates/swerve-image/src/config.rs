@@ -46,7 +46,9 @@ pub struct ImagesConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rewrite {
+    /// The prefix a reference must start with, e.g. `docker.io/swebench/`.
     pub from: String,
+    /// What replaces it.
     pub to: String,
 }
 

@@ -9,6 +9,9 @@
 //! unpacks each layer once per id mapping ([`unpack`]) into directories the sandbox stacks as
 //! an image's root ([`ImageRoot`]). See `docs/images.md`.
 
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod archive;
 pub mod auth;
 pub mod blob;

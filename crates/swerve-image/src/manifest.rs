@@ -4,9 +4,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::ImageError;
 
+/// The media type of an OCI image index (one manifest per platform).
 pub const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
+/// The media type of an OCI image manifest (one image: config and layers).
 pub const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+/// The media type of a Docker manifest list (Docker's image index).
 pub const DOCKER_LIST: &str = "application/vnd.docker.distribution.manifest.list.v2+json";
+/// The media type of a Docker schema 2 image manifest.
 pub const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
 /// What a manifest request accepts.
 pub const ACCEPT: &str = "application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.list.v2+json, application/vnd.docker.distribution.manifest.v2+json";
@@ -14,21 +18,30 @@ pub const ACCEPT: &str = "application/vnd.oci.image.index.v1+json, application/v
 /// A content descriptor.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Descriptor {
+    /// The blob's media type (`mediaType`); empty when the document leaves it out.
     #[serde(rename = "mediaType", default)]
     pub media_type: String,
+    /// The blob's content digest, `sha256:<64 hex>`; it names the blob and is checked.
     pub digest: String,
+    /// The blob's size in bytes (0 when not given).
     #[serde(default)]
     pub size: u64,
+    /// In an index: the platform the manifest is for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub platform: Option<Platform>,
+    /// Free-form annotations, e.g. `org.opencontainers.image.ref.name` in a layout's index.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
+/// The platform an image is built for, as an index names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Platform {
+    /// The operating system, e.g. `linux`.
     pub os: String,
+    /// The CPU architecture in Go's spelling, e.g. `amd64`, `arm64`.
     pub architecture: String,
+    /// The architecture variant, e.g. `v8`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
 }
@@ -50,9 +63,13 @@ struct Raw {
 /// A manifest document: an index of per-platform manifests, or one image's manifest.
 #[derive(Debug, Clone)]
 pub enum Document {
+    /// An index (or Docker manifest list): the per-platform manifests.
     Index(Vec<Descriptor>),
+    /// One image's manifest.
     Manifest {
+        /// The image configuration blob.
         config: Descriptor,
+        /// The layer blobs, bottom first; every one is of a type swerve can unpack.
         layers: Vec<Descriptor>,
     },
 }
@@ -122,8 +139,11 @@ pub fn layer_compression(media_type: &str) -> Result<Compression, String> {
 /// A layer's compression.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compression {
+    /// A plain tar.
     None,
+    /// A gzip-compressed tar.
     Gzip,
+    /// A zstd-compressed tar.
     Zstd,
     /// Decided by the blob's first bytes.
     Detect,
@@ -132,14 +152,19 @@ pub enum Compression {
 /// The parts of an image configuration swerve uses.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImageConfig {
+    /// The CPU architecture the image is built for, e.g. `amd64`.
     #[serde(default)]
     pub architecture: String,
+    /// The operating system, e.g. `linux`.
     #[serde(default)]
     pub os: String,
+    /// The architecture variant, e.g. `v8`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variant: Option<String>,
+    /// How a container of the image runs.
     #[serde(default)]
     pub config: RunConfig,
+    /// The layers' uncompressed digests.
     #[serde(default)]
     pub rootfs: RootFs,
 }
@@ -147,18 +172,24 @@ pub struct ImageConfig {
 /// `Env`, `WorkingDir`, `User`, `Cmd` of an image.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunConfig {
+    /// Environment variables, each `NAME=value`.
     #[serde(rename = "Env", default)]
     pub env: Option<Vec<String>>,
+    /// The working directory commands start in.
     #[serde(rename = "WorkingDir", default)]
     pub working_dir: Option<String>,
+    /// The user commands run as (`name`, `uid`, `uid:gid`); swerve's sandbox user wins.
     #[serde(rename = "User", default)]
     pub user: Option<String>,
+    /// The default command.
     #[serde(rename = "Cmd", default)]
     pub cmd: Option<Vec<String>>,
 }
 
+/// An image's root filesystem as its configuration describes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RootFs {
+    /// The digest of each layer's uncompressed tar, bottom first.
     #[serde(default)]
     pub diff_ids: Vec<String>,
 }

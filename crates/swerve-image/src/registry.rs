@@ -33,6 +33,8 @@ pub struct RegistryClient {
 }
 
 impl RegistryClient {
+    /// A client with `config`'s CA certificate, timeout and insecure registries. Fails on
+    /// an unreadable or malformed `ca_cert`.
     pub fn new(config: &ImagesConfig) -> Result<Self, ImageError> {
         let tls = tls_config(config.ca_cert.as_deref())?;
         let timeout = Duration::from_secs(config.timeout_secs.max(1));

@@ -34,8 +34,11 @@ pub struct ImageRecord {
     pub reference: String,
     /// Where it came from (a registry, mirror, layout directory or archive).
     pub source: String,
+    /// The digest of the image's manifest (for this platform), `sha256:…`.
     pub manifest_digest: String,
+    /// The digest of its configuration blob.
     pub config_digest: String,
+    /// Its configuration: platform, environment, working directory, user.
     pub config: ImageConfig,
     /// Layers, bottom first.
     pub layers: Vec<Descriptor>,
@@ -73,14 +76,17 @@ impl Store {
         })
     }
 
+    /// The store's directory.
     pub fn root(&self) -> &Path {
         &self.root
     }
 
+    /// The `[images]` configuration it was opened with.
     pub fn config(&self) -> &ImagesConfig {
         &self.config
     }
 
+    /// Its blob directories.
     pub fn blobs(&self) -> &BlobDirs {
         &self.blobs
     }
@@ -261,18 +267,6 @@ impl Store {
                 .join()
                 .unwrap_or_else(|_| Err(ImageError::Config("the pull panicked".into())))
         })
-    }
-
-    /// Imports an OCI image layout directory (or a `docker save` / OCI archive, a tar file)
-    /// at `path`, storing its image `name` (the layout's only image, or the one whose
-    /// `org.opencontainers.image.ref.name` or repo tag is `name`) as reference `as_name`.
-    pub fn import(
-        &self,
-        path: &Path,
-        name: Option<&str>,
-        as_name: &str,
-    ) -> Result<ImageRecord, ImageError> {
-        crate::archive::import(self, path, name, as_name)
     }
 
     /// Stores a record built by an import.

@@ -28,8 +28,11 @@ use crate::manifest::Compression;
 /// The host ids of a sandbox's users: id `n < count` inside is `uid + n` / `gid + n` outside.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IdMapping {
+    /// The host uid of id 0 inside.
     pub uid: u32,
+    /// The host gid of id 0 inside.
     pub gid: u32,
+    /// How many consecutive ids are mapped.
     pub count: u32,
 }
 

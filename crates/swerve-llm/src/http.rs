@@ -80,7 +80,7 @@ impl HttpModel {
         }
         if config.base_url.is_empty() {
             return Err(ModelError::config(
-                "`base_url` is empty; set it to the server's API root, e.g. http://127.0.0.1:8000/v1",
+                "`base_url` is empty\nhint: set it to the server's API root, e.g. http://127.0.0.1:8000/v1",
             ));
         }
         let base = Url::parse(config.base_url.trim_end_matches('/')).map_err(|error| {
@@ -506,7 +506,7 @@ fn tls_config(
 fn load_ca_cert(path: &Path) -> Result<Vec<CertificateDer<'static>>, ModelError> {
     let bad = |problem: String| {
         ModelError::config(format!(
-            "`ca_cert` {}: {problem}; set `ca_cert` to a PEM file holding the CA \
+            "`ca_cert` {}: {problem}\nhint: set `ca_cert` to a PEM file holding the CA \
              certificate(s) to trust, or remove it to trust only the system's roots",
             path.display()
         ))

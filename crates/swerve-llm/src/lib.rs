@@ -9,7 +9,8 @@
 //! same servers' `/embeddings` endpoint; a replay model that answers from a
 //! recorded trajectory belongs beside them as another `Model` implementation.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod config;
 pub mod embeddings;

@@ -101,9 +101,9 @@ impl Cache {
             return Ok(base);
         }
         let staging = parent.join(format!(".staging-{commit}-{}", std::process::id()));
-        let _ = crate::workspace::remove_tree(&staging);
+        let _ = crate::tree::remove_tree(&staging);
         let full = build(source, commit, &staging).inspect_err(|_| {
-            let _ = crate::workspace::remove_tree(&staging);
+            let _ = crate::tree::remove_tree(&staging);
         })?;
         if path.exists() {
             // An older format's base (or a crash's leftover): workspaces may be layered over it.
@@ -156,7 +156,7 @@ impl Cache {
             return;
         }
         for entry in retired.flatten() {
-            let _ = crate::workspace::remove_tree(&entry.path());
+            let _ = crate::tree::remove_tree(&entry.path());
         }
     }
 }

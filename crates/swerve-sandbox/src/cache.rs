@@ -95,7 +95,7 @@ impl Cache {
                     }),
             };
             if stale {
-                let _ = crate::workspace::remove_tree(&entry.path());
+                let _ = crate::tree::remove_tree(&entry.path());
             }
         }
     }

@@ -7,28 +7,44 @@ use std::path::PathBuf;
 pub enum SandboxError {
     /// No local copy or URL is known for a task's repository.
     #[error(
-        "repository \"{repo}\" not found: {looked}. Pass --repos DIR (holding DIR/{repo}), set the task's \"local_repo_path\", or map the repository in the config's [repos] table"
+        "repository \"{repo}\" not found: {looked}\nhint: Pass --repos DIR (holding DIR/{repo}), set the task's \"local_repo_path\", or map the repository in the config's [repos] table"
     )]
-    RepoNotFound { repo: String, looked: String },
+    RepoNotFound {
+        /// The repository, as the task names it (`owner/name`).
+        repo: String,
+        /// Where swerve looked, for the message.
+        looked: String,
+    },
     /// The base commit is not in the repository.
     #[error(
-        "commit {commit} is not in repository {repository}: fetch it (git -C {repository} fetch origin {commit}) or point swerve at a full clone"
+        "commit {commit} is not in repository {repository}\nhint: fetch it (git -C {repository} fetch origin {commit}) or point swerve at a full clone"
     )]
-    CommitMissing { commit: String, repository: String },
+    CommitMissing {
+        /// The task's base commit.
+        commit: String,
+        /// The local repository it was looked up in.
+        repository: String,
+    },
     /// Objects the base commit needs are missing (e.g. a partial clone).
     #[error(
-        "repository {repository} lacks objects needed to check out {commit} (a partial or shallow clone?): {detail}. Use a full clone (git clone --no-filter) or run `git -C {repository} fetch --refetch`"
+        "repository {repository} lacks objects needed to check out {commit} (a partial or shallow clone?): {detail}\nhint: Use a full clone (git clone --no-filter) or run `git -C {repository} fetch --refetch`"
     )]
     ObjectsMissing {
+        /// The task's base commit.
         commit: String,
+        /// The local repository.
         repository: String,
+        /// Git's complaint.
         detail: String,
     },
     /// A git command failed.
     #[error("git {args} failed in {dir}: {stderr}")]
     Git {
+        /// The git arguments, space-separated.
         args: String,
+        /// The directory git ran in.
         dir: PathBuf,
+        /// What git wrote to stderr, trimmed.
         stderr: String,
     },
     /// The sandbox could not be set up.
@@ -43,7 +59,9 @@ pub enum SandboxError {
     /// An I/O error, with what was being done.
     #[error("{context}: {source}")]
     Io {
+        /// What was being done, e.g. `creating /cache/bases`.
         context: String,
+        /// The underlying error.
         #[source]
         source: std::io::Error,
     },

@@ -9,6 +9,9 @@
 //! disk quota, the repository always at the same path (`/testbed`). A workspace's [`Patch`]
 //! is its diff against the base commit. See `docs/sandbox.md` and `docs/security.md`.
 
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod base;
 mod cache;
 mod capture;
@@ -25,6 +28,7 @@ mod protocol;
 mod quota;
 mod sandbox;
 mod source;
+mod tree;
 mod view;
 mod workspace;
 

@@ -47,7 +47,10 @@ fn become_init_if_asked() {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IsolationInForce {
     /// Namespaces (and cgroup limits when `cgroups` is true).
-    Namespaces { cgroups: bool },
+    Namespaces {
+        /// Whether the sandbox's processes are in their own cgroup, with its limits.
+        cgroups: bool,
+    },
     /// A plain subprocess: no isolation.
     None,
 }
@@ -795,7 +798,7 @@ fn find_program(name: &str) -> std::io::Result<PathBuf> {
             std::io::Error::new(
                 std::io::ErrorKind::NotFound,
                 format!(
-                    "`{name}` was not found on PATH; install it (nsenter is part of util-linux)"
+                    "`{name}` was not found on PATH\nhint: install it (nsenter is part of util-linux)"
                 ),
             )
         })?;

@@ -20,6 +20,7 @@ use crate::identity::{IdMap, hand_over};
 use crate::init::LayerSpec;
 use crate::quota::DiskQuota;
 use crate::sandbox::{Layer, Placement};
+use crate::tree::remove_tree;
 use crate::{
     BaseCheckout, Cache, Isolation, IsolationInForce, Patch, PatchOptions, Sandbox, SandboxConfig,
     SandboxError,
@@ -336,7 +337,7 @@ impl Workspace {
         workspace.sandbox = Some(Arc::new(sandbox));
         workspace.base.commit = crate::git::head_commit(workspace.sandbox()).map_err(|error| {
             SandboxError::Setup(format!(
-                "image {}: no git repository at {} ({error}); set sandbox.mount_point to where the image keeps the repository",
+                "image {}: no git repository at {} ({error})\nhint: set sandbox.mount_point to where the image keeps the repository",
                 image.reference,
                 mount_point.display()
             ))
@@ -538,21 +539,5 @@ fn copy_tree(from: &Path, to: &Path, reflink: &str) -> Result<(), SandboxError> 
             "cannot copy the base into the workspace ({reflink}): {}",
             String::from_utf8_lossy(&output.stderr).trim()
         )))
-    }
-}
-
-/// Removes a directory tree, making unreadable directories (overlay's work dir) removable first.
-pub(crate) fn remove_tree(path: &Path) -> std::io::Result<()> {
-    match std::fs::remove_dir_all(path) {
-        Ok(()) => Ok(()),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(_) => {
-            let _ = Command::new("chmod")
-                .arg("-R")
-                .arg("u+rwx")
-                .arg(path)
-                .output();
-            std::fs::remove_dir_all(path)
-        }
     }
 }

@@ -87,10 +87,15 @@ pub const RENAMABLE: [&str; 3] = ["file_editor", "search", "finish"];
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FileEditorCommand {
+    /// Show a file with line numbers, or a directory two levels deep.
     View,
+    /// Write a new file; fails if it exists.
     Create,
+    /// Replace one exact, unique occurrence of a string.
     StrReplace,
+    /// Insert text after a given line.
     Insert,
+    /// Restore the file as it was before its last edit.
     UndoEdit,
 }
 

@@ -53,7 +53,7 @@ pub enum EntryKind {
 /// A sandbox path resolved inside the workspace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolved {
-    /// The path as the agent wrote it, made absolute and tidied like Python's `Path`
+    /// The path as the agent sees it (absolute under the sandbox root). made absolute and tidied like Python's `Path`
     /// (repeated `/`, `.` components and a trailing `/` removed). Messages show this.
     pub display: String,
     /// The sandbox path after following symlinks and `..`.
@@ -72,39 +72,68 @@ pub enum FsError {
     #[error(
         "The path '{path}' is outside the repository {root}. Only paths under {root} can be used."
     )]
-    Outside { path: String, root: String },
+    Outside {
+        /// The path as the agent sees it (absolute under the sandbox root).
+        path: String,
+        /// The sandbox root, as the agent sees it.
+        root: String,
+    },
     /// A symlink on the way points outside the sandbox root.
     #[error(
         "The path '{path}' leads outside the repository {root}: the symbolic link '{link}' points to '{target}'."
     )]
     SymlinkEscape {
+        /// The path as the agent sees it (absolute under the sandbox root).
         path: String,
+        /// The sandbox root, as the agent sees it.
         root: String,
+        /// The symlink on the way, as a sandbox path.
         link: String,
+        /// What the symlink points to, as stored in it.
         target: String,
     },
     /// Too many symlinks (probably a loop).
     #[error("The path '{path}' has too many levels of symbolic links.")]
-    SymlinkLoop { path: String },
+    SymlinkLoop {
+        /// The path as the agent sees it (absolute under the sandbox root).
+        path: String,
+    },
     /// The file is over the configured size cap.
     #[error(
         "The file '{path}' is too large to load ({size} bytes; the limit is {limit} bytes). Use `grep -n` to find the lines you need and print them with `sed -n 'START,ENDp' {path}` instead."
     )]
-    TooLarge { path: String, size: u64, limit: u64 },
+    TooLarge {
+        /// The path as the agent sees it (absolute under the sandbox root).
+        path: String,
+        /// The file's size, in bytes.
+        size: u64,
+        /// The configured cap, in bytes.
+        limit: u64,
+    },
     /// The file contains NUL bytes.
     #[error(
         "The file '{path}' is a binary file (it contains NUL bytes); only text files can be viewed or edited."
     )]
-    Binary { path: String },
+    Binary {
+        /// The path as the agent sees it (absolute under the sandbox root).
+        path: String,
+    },
     /// The file is not UTF-8.
     #[error(
         "The file '{path}' is not valid UTF-8 (first invalid byte at offset {offset}); only UTF-8 text files can be viewed or edited. Inspect it with execute_bash instead (e.g. `file`, `iconv`, `grep -n`)."
     )]
-    NotUtf8 { path: String, offset: usize },
+    NotUtf8 {
+        /// The path as the agent sees it (absolute under the sandbox root).
+        path: String,
+        /// The byte offset of the first byte that is not UTF-8.
+        offset: usize,
+    },
     /// Any other I/O failure.
     #[error("Could not access '{path}': {source}")]
     Io {
+        /// The path as the agent sees it (absolute under the sandbox root).
         path: String,
+        /// The underlying error.
         #[source]
         source: io::Error,
     },

@@ -6,6 +6,9 @@
 //! [`Toolbox`] runs [`swerve_core::ToolCall`]s, which [`parse_tool_call`] reads from R2E-Gym
 //! XML or JSON; [`tool_specs`] gives the matching function-calling schemas.
 
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod args;
 mod bash;
 pub mod config;

@@ -16,6 +16,9 @@
 //! Everything here is pure computation over `swerve-core` data; reading run directories,
 //! tokenizers and writing files is the `swerve` binary's job.
 
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod advantage;
 pub mod curate;
 pub mod export;

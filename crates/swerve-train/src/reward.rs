@@ -253,7 +253,7 @@ pub enum RewardError {
         message: String,
     },
     /// The run did not finish.
-    #[error("trajectory {id}: no outcome record (the run did not finish); run it again")]
+    #[error("trajectory {id}: no outcome record (the run did not finish)\nhint: run it again")]
     NoOutcome {
         /// The trajectory id.
         id: String,

@@ -17,8 +17,11 @@ use serde::{Deserialize, Serialize};
 pub struct Spread {
     /// How many values.
     pub n: usize,
+    /// The arithmetic mean.
     pub mean: f64,
+    /// The sample standard deviation (n − 1); `None` for a single value.
     pub std: Option<f64>,
+    /// The standard error of the mean, `std / √n`; `None` for a single value.
     pub sem: Option<f64>,
 }
 
@@ -48,8 +51,9 @@ pub fn spread(values: &[f64]) -> Option<Spread> {
 pub struct RepeatRate {
     /// The repeat: a sample index, or a run directory.
     pub repeat: String,
-    /// Rollouts graded in it, and how many resolved their task.
+    /// Rollouts graded in it.
     pub graded: usize,
+    /// How many of them resolved their task.
     pub resolved: usize,
     /// `resolved / graded`.
     pub rate: f64,
@@ -58,6 +62,7 @@ pub struct RepeatRate {
 /// The resolve rate per repeat and their spread.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RepeatedRates {
+    /// One entry per repeat, ordered by repeat key.
     pub repeats: Vec<RepeatRate>,
     /// The spread of the repeats' rates (`None` without graded rollouts).
     pub spread: Option<Spread>,

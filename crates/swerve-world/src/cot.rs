@@ -270,7 +270,9 @@ pub fn judge_messages(sample: &WorldSample, reasoning: &str) -> Vec<Message> {
 /// The judge's verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verdict {
+    /// Whether the judge accepted the reasoning (`verdict` was `accept`).
     pub accepted: bool,
+    /// The judge's reasons, as it wrote them.
     pub reasons: String,
 }
 

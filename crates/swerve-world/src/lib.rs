@@ -17,6 +17,9 @@
 //!
 //! Configuration is one [`WorldConfig`] (the `[world]` table).
 
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod analysis;
 pub mod context;
 pub mod cot;

@@ -26,7 +26,7 @@ pub fn main() -> ExitCode {
     match commands::run(cli) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("{}", swerve_core::hint::report(error.as_ref()));
             ExitCode::from(1)
         }
     }

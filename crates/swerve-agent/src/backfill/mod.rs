@@ -87,7 +87,9 @@ pub enum Stop {
 /// One trajectory's backfill: the new trajectory or why there is none, and what it took.
 #[derive(Debug, Clone)]
 pub struct Backfilled {
+    /// The trajectory with its reasoning backfilled, or why none was made.
     pub result: Result<Trajectory, Stop>,
+    /// The teacher's calls, tokens and cost, spent whether or not it succeeded.
     pub spent: Spent,
 }
 

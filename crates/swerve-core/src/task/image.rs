@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use super::record::Field;
+use super::field::Field;
 
 /// The fields naming a task's image, in order of preference.
 pub(crate) const IMAGE_FIELDS: [&str; 3] = ["image", "docker_image", "image_name"];

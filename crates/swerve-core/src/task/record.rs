@@ -10,66 +10,10 @@ use serde_json::{Map, Value};
 
 use super::Task;
 use super::error::{TaskFileErrorKind, describe};
+use super::field::Field;
 
 /// What `FAIL_TO_PASS` and `PASS_TO_PASS` must hold.
 const TEST_LIST: &str = "a list of test names or a JSON-encoded string of one";
-
-/// The fields [`Task`] types, by their JSON names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Field {
-    Repo,
-    InstanceId,
-    BaseCommit,
-    Patch,
-    TestPatch,
-    ProblemStatement,
-    HintsText,
-    CreatedAt,
-    Version,
-    FailToPass,
-    PassToPass,
-    EnvironmentSetupCommit,
-}
-
-impl Field {
-    /// Every typed field, in the order SWE-bench's Hugging Face datasets use.
-    const ALL: [Field; 12] = [
-        Field::Repo,
-        Field::InstanceId,
-        Field::BaseCommit,
-        Field::Patch,
-        Field::TestPatch,
-        Field::ProblemStatement,
-        Field::HintsText,
-        Field::CreatedAt,
-        Field::Version,
-        Field::FailToPass,
-        Field::PassToPass,
-        Field::EnvironmentSetupCommit,
-    ];
-
-    /// The JSON key.
-    pub(super) fn name(self) -> &'static str {
-        match self {
-            Field::Repo => "repo",
-            Field::InstanceId => "instance_id",
-            Field::BaseCommit => "base_commit",
-            Field::Patch => "patch",
-            Field::TestPatch => "test_patch",
-            Field::ProblemStatement => "problem_statement",
-            Field::HintsText => "hints_text",
-            Field::CreatedAt => "created_at",
-            Field::Version => "version",
-            Field::FailToPass => "FAIL_TO_PASS",
-            Field::PassToPass => "PASS_TO_PASS",
-            Field::EnvironmentSetupCommit => "environment_setup_commit",
-        }
-    }
-
-    fn from_name(name: &str) -> Option<Field> {
-        Field::ALL.into_iter().find(|field| field.name() == name)
-    }
-}
 
 /// How a test list was written in the source.
 #[derive(Debug, Clone)]

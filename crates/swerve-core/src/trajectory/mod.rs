@@ -40,6 +40,7 @@ mod step;
 mod subagent;
 mod time;
 pub mod turn;
+mod usage;
 mod writer;
 
 use serde::Serialize;
@@ -50,8 +51,9 @@ pub use message::{ChatToolCall, Content, FunctionCall, Message, Role};
 pub use messages_sent::{MessagesDelta, MessagesSent};
 pub use outcome::{ExitReason, Outcome};
 pub use reader::{PartialLine, ReadTrajectory, parse_trajectory, read_trajectory};
-pub use step::{Step, Timings, TokenCapture, Usage};
+pub use step::{Step, Timings, TokenCapture};
 pub use subagent::{SubTrajectory, SubagentCall};
+pub use usage::Usage;
 pub use writer::{TrajectoryWriter, write_trajectory};
 
 /// The version of the file layout this build writes, and the newest it reads.

@@ -3,7 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::step::{Timings, Usage};
+use super::step::Timings;
+use super::usage::Usage;
 
 /// Why a run stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

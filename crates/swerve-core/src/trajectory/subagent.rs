@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::message::Message;
-use super::step::Usage;
+use super::usage::Usage;
 
 /// One subagent's work for one tool call: who it was, which model served it, every model
 /// call it made and how it ended.

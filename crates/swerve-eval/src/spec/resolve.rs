@@ -16,7 +16,7 @@ use super::fields::{Fields, Given};
 use super::names::parser_for_command;
 use super::patch::touched_files;
 use super::recipe::Recipe;
-use super::script::quote;
+use super::shell::quote;
 use super::table::{EntrySource, RecipeEntry, RecipeTable};
 use crate::report::SpecSummary;
 use crate::status::EvalType;

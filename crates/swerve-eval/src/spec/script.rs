@@ -5,6 +5,7 @@ use swerve_core::task::Task;
 
 use super::reinstall::{Reinstall, reinstall};
 use super::resolve::TestSpec;
+use super::shell::quote;
 
 /// Printed when the test patch does not apply (contains SWE-bench's `>>>>> Tests Errored`).
 pub const TEST_PATCH_FAILED: &str = ">>>>> Tests Errored: the test patch does not apply";
@@ -129,17 +130,6 @@ fn delimiter_for(text: &str) -> String {
         delimiter = format!("{HEREDOC_DELIMITER}_{suffix}");
     }
     delimiter
-}
-
-/// `word` as one shell word: as it is if it has only characters the shell leaves alone,
-/// else in single quotes.
-pub(super) fn quote(word: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./+:@%,=".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
 }
 
 fn quote_all(words: &[String]) -> String {

@@ -81,7 +81,13 @@ pub(crate) fn run(spec_json: &str) -> ! {
     let control = match take_control_socket() {
         Ok(control) => control,
         Err(error) => {
-            eprintln!("swerve sandbox: cannot take the control socket: {error}");
+            // This process is the sandbox's init, started before the host's `main` and with
+            // no way back to the host yet: its inherited stderr is the only place the reason
+            // can go (the host then reports the init as dead).
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("swerve sandbox: cannot take the control socket: {error}");
+            }
             std::process::exit(1)
         }
     };

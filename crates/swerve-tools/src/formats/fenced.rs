@@ -15,8 +15,8 @@ use serde_json::Value;
 use swerve_core::ToolCall;
 
 use super::error::{CallSyntax, FormatError};
+use super::scan::Pick;
 use super::scan::{Block, call_region_start, join_thought, parse_text_reply};
-use super::xml::Pick;
 use super::{AssistantMessage, ModelOutput, ParsedResponse, Rendered, ResultMessage, ToolFormat};
 
 /// SWE-agent's response-format instructions (its 0.x default system template).

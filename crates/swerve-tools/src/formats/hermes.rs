@@ -14,10 +14,10 @@ use swerve_core::ToolCall;
 
 use super::error::{CallSyntax, FormatError, HERMES_LAYOUT};
 use super::json::{arguments_from_value, kind, python_json};
+use super::scan::Pick;
 use super::scan::{
     Block, NextTag, call_region_start, is_cut_tail, join_thought, parse_text_reply, strip_fences,
 };
-use super::xml::Pick;
 use super::{AssistantMessage, ModelOutput, ParsedResponse, Rendered, ResultMessage, ToolFormat};
 
 const OPEN: &str = "<tool_call>";

@@ -34,7 +34,8 @@ pub use error::{CallSyntax, FormatError};
 pub use fenced::{FencedFormat, command_call};
 pub use hermes::HermesFormat;
 pub use native::{FALLBACK_CALL_ID, NativeFormat};
-pub use xml::{Pick, XmlFormat};
+pub use scan::Pick;
+pub use xml::XmlFormat;
 
 /// The names [`from_name`] accepts, one per format: R2E-Gym XML (first block), SWE-AGILE
 /// XML (last block), native OpenAI tool calls, Hermes/Qwen `<tool_call>` JSON, and

@@ -6,8 +6,18 @@ use std::borrow::Cow;
 use swerve_core::ToolCall;
 
 use super::error::{CallSyntax, FormatError};
-use super::xml::Pick;
 use super::{ModelOutput, ParsedResponse};
+
+/// Which of several identical call blocks is the call (differing blocks are an error).
+/// It decides the thought (the text before the chosen block) and the call text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Pick {
+    /// The first block, as R2E-Gym's `parse_response`.
+    #[default]
+    First,
+    /// The last block, as SWE-AGILE's `parse_xml_response`.
+    Last,
+}
 
 /// The tags of a reasoning block; calls drafted inside it are not calls.
 const THINK_START: &str = "<think>";

@@ -21,7 +21,7 @@ use swerve_core::ToolCall;
 
 use super::error::{CallSyntax, FormatError};
 use super::scan::{
-    Block, NextTag, call_region_start, is_cut_tail, join_thought, parse_text_reply, shorten,
+    Block, NextTag, Pick, call_region_start, is_cut_tail, join_thought, parse_text_reply, shorten,
 };
 use super::{AssistantMessage, ModelOutput, ParsedResponse, Rendered, ResultMessage, ToolFormat};
 use crate::pytext::py_strip;
@@ -61,17 +61,6 @@ Reminder:
 - Only call one function at a time
 - VERY IMPORTANT: Each response must include both reasoning (as natural text) and function call (in above format) to solve the task.
 </IMPORTANT>";
-
-/// Which of several identical call blocks is the call (differing blocks are an error).
-/// It decides the thought (the text before the chosen block) and the call text.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Pick {
-    /// The first block, as R2E-Gym's `parse_response`.
-    #[default]
-    First,
-    /// The last block, as SWE-AGILE's `parse_xml_response`.
-    Last,
-}
 
 /// R2E-Gym XML calls (`xml` with [`Pick::First`], `xml_last` with [`Pick::Last`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -39,7 +39,7 @@ pub trait Retokenize {
 pub enum ExportError {
     /// A step has no captured ids and re-tokenizing was not asked for.
     #[error(
-        "trajectory {id} step {step}: no captured token ids; run with \
+        "trajectory {id} step {step}: no captured token ids\nhint: run with \
          `--set agent.capture_tokens=true` against a server that returns them (vLLM), or \
          re-tokenize the text with --retokenize --tokenizer DIR (the ids may then differ \
          from what the model saw)"

@@ -4,10 +4,9 @@
 //! and PASS_TO_PASS lists to the shared sections.
 
 use serde::{Deserialize, Serialize};
-use swerve_llm::Message;
 
 use super::files::{FileText, executed, fenced, given};
-use super::prompt::{self, SWR_SYSTEM_PROMPT};
+use super::prompt;
 use super::{ContextConfig, IssueContext, IssueInputs, PromptStyle, Sources};
 use crate::patch_files::patch_paths;
 use crate::targets::{Target, TargetKind, Targets, resolve};
@@ -165,11 +164,8 @@ impl SwrContext {
         self
     }
 
-    /// The user message.
-    pub fn user_prompt(&self) -> String {
-        if self.prompts == PromptStyle::Paper {
-            return super::paper::swr_user(self);
-        }
+    /// The user message in swerve's wording ([`PromptStyle::Swerve`]).
+    pub(super) fn swerve_user_prompt(&self) -> String {
         let mut message = prompt::Message::default();
         message.section("Test command", &fenced("bash", &self.test_command));
         message.section(
@@ -192,16 +188,5 @@ impl SwrContext {
         message.finish(
             "Run the tests against the agent's patch. Reason inside <think>...</think>, then answer with the JSON object.",
         )
-    }
-
-    /// The system and user messages for the reward model.
-    pub fn messages(&self) -> Vec<Message> {
-        vec![
-            Message::system(match self.prompts {
-                PromptStyle::Paper => super::paper::PAPER_SWR_SYSTEM,
-                PromptStyle::Swerve => SWR_SYSTEM_PROMPT,
-            }),
-            Message::user(self.user_prompt()),
-        ]
     }
 }

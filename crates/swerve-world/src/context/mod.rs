@@ -7,6 +7,7 @@
 mod analysis;
 mod evaluation;
 mod files;
+mod messages;
 pub mod paper;
 mod prompt;
 mod transition;

@@ -1,10 +1,9 @@
 //! The transition context: what SWT sees to predict one command's output.
 
 use serde::{Deserialize, Serialize};
-use swerve_llm::Message;
 
 use super::files::{FileText, executed, fenced};
-use super::prompt::{self, SWT_SYSTEM_PROMPT};
+use super::prompt;
 use super::{ContextConfig, IssueContext, IssueInputs, PromptStyle, Sources};
 use crate::targets::Targets;
 use crate::tokens::fit;
@@ -59,11 +58,8 @@ impl TransitionContext {
         self
     }
 
-    /// The user message.
-    pub fn user_prompt(&self) -> String {
-        if self.prompts == PromptStyle::Paper {
-            return super::paper::swt_user(self);
-        }
+    /// The user message in swerve's wording ([`PromptStyle::Swerve`]).
+    pub(super) fn swerve_user_prompt(&self) -> String {
         let mut message = prompt::Message::default();
         message.section("Command to run", &fenced("bash", &self.command));
         message.issue(&self.issue);
@@ -77,16 +73,5 @@ impl TransitionContext {
         message.finish(
             "Predict the command's stdout, stderr and exit code. Answer with the JSON object only.",
         )
-    }
-
-    /// The system and user messages for the transition model.
-    pub fn messages(&self) -> Vec<Message> {
-        vec![
-            Message::system(match self.prompts {
-                PromptStyle::Paper => super::paper::PAPER_SWT_SYSTEM,
-                PromptStyle::Swerve => SWT_SYSTEM_PROMPT,
-            }),
-            Message::user(self.user_prompt()),
-        ]
     }
 }

@@ -9,7 +9,6 @@
 //! `(`, a stray `)`, nesting deeper than [`MAX_DEPTH`]) is a [`ShellError`], never a panic.
 
 mod parser;
-mod word;
 
 use serde::{Deserialize, Serialize};
 

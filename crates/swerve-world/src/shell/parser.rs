@@ -1,10 +1,14 @@
 //! The command-level grammar: lists (`;`, `&&`, `||`, `|`, `&`, newlines), subshells,
 //! compound-command keywords, `case` patterns, function definitions, redirections and
-//! here-document bodies. Words are read by [`super::word`].
+//! here-document bodies. Words are read by its child module [`word`]: the two call each
+//! other (a word may hold a command substitution, whose commands are a script), so word
+//! reading is part of the parser.
+
+mod word;
 
 use std::mem;
 
-use super::word::WordRead;
+use self::word::WordRead;
 use super::{MAX_DEPTH, Redirect, RedirectOp, Script, ShellError, SimpleCommand};
 
 /// Keywords that may precede a command and are skipped (`if`, `then`, `do`, `{`, `!`, …).

@@ -2,8 +2,8 @@
 //! parameter and arithmetic expansions, and the command substitutions (`$(…)`,
 //! `` `…` ``, `<(…)`, `>(…)`) whose commands are read into the script as well.
 
-use super::parser::{Parser, is_metachar};
-use super::{Script, ShellError, Word};
+use super::{Parser, is_metachar};
+use crate::shell::{Script, ShellError, Word};
 
 /// One word as read, and whether it has the form `NAME=value` (an assignment when it comes
 /// before the program name).
