@@ -10,12 +10,20 @@
 use std::process::Output;
 
 /// Replacements applied to a snapshot before it is compared, as (regex, placeholder), in
-/// order: the repository root first (it may itself lie under a temporary directory).
+/// order: the repository root first (it may itself lie under a temporary directory), then
+/// temporary directories (`tempfile`'s, under `$TMPDIR` or `/tmp`), hashes and timings.
 pub fn filters() -> Vec<(String, String)> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let root = root.canonicalize().unwrap_or(root);
+    let temp = std::env::temp_dir();
+    let temp = temp.to_string_lossy();
+    let temp = temp.trim_end_matches('/');
     vec![
         (regex::escape(&root.display().to_string()), "[ROOT]".into()),
+        (
+            format!(r"{}/\.tmp[A-Za-z0-9]+", regex::escape(temp)),
+            "[TEMP]".into(),
+        ),
         (r"(/var)?/tmp/\.tmp[A-Za-z0-9]+".into(), "[TEMP]".into()),
         (r"\b[0-9a-f]{64}\b".into(), "[SHA256]".into()),
         (r"\b[0-9a-f]{40}\b".into(), "[HASH]".into()),
