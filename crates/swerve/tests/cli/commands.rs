@@ -5,8 +5,11 @@ use crate::common;
 use std::process::Output;
 
 use common::{examples, root, stderr, stdout, succeeded, swerve};
+use swerve_testing::assert_cmd_snapshot;
 
-fn assert_clean_failure(output: &Output, expected: &str) {
+/// Exit status 1, `expected` in stderr and no panic; the whole output (exit code, stdout and
+/// stderr) pinned as the snapshot `name`.
+fn assert_clean_failure(name: &str, output: &Output, expected: &str) {
     let printed = stderr(output);
     assert_eq!(output.status.code(), Some(1), "stderr: {printed}");
     assert!(
@@ -14,6 +17,7 @@ fn assert_clean_failure(output: &Output, expected: &str) {
         "expected {expected:?} in: {printed}"
     );
     assert!(!printed.contains("panicked"), "{printed}");
+    assert_cmd_snapshot!(name, output);
 }
 
 #[test]
@@ -48,15 +52,18 @@ fn a_malformed_task_file_names_file_line_and_field() {
     .unwrap();
     let output = swerve(cache.path(), &["tasks", "validate", file.to_str().unwrap()]);
     assert_clean_failure(
+        "error_task_field_of_wrong_type",
         &output,
         "bad.jsonl line 2 (instance_id \"a__b-2\"): field \"FAIL_TO_PASS\": expected a list",
     );
     std::fs::write(&file, "{not json").unwrap();
     assert_clean_failure(
+        "error_task_file_invalid_json",
         &swerve(cache.path(), &["tasks", "list", file.to_str().unwrap()]),
         "invalid JSON",
     );
     assert_clean_failure(
+        "error_task_file_missing",
         &swerve(cache.path(), &["tasks", "list", "/nonexistent/tasks.json"]),
         "cannot read",
     );
@@ -143,6 +150,7 @@ fn unknown_tasks_repositories_and_commits_are_clear_errors() {
         ],
     );
     assert_clean_failure(
+        "error_unknown_instance",
         &output,
         "no task with instance_id \"calc\"; did you mean: swerve-examples__calc-1?",
     );
@@ -162,7 +170,11 @@ fn unknown_tasks_repositories_and_commits_are_clear_errors() {
             "true",
         ],
     );
-    assert_clean_failure(&output, "repository \"nobody/nothing\" not found");
+    assert_clean_failure(
+        "error_unknown_repository",
+        &output,
+        "repository \"nobody/nothing\" not found",
+    );
 
     let repos = root().join("examples/repos");
     let row = row.replace("nobody/nothing", "swerve-examples/calc");
@@ -182,6 +194,7 @@ fn unknown_tasks_repositories_and_commits_are_clear_errors() {
         ],
     );
     assert_clean_failure(
+        "error_commit_not_in_repository",
         &output,
         "commit 0123456789abcdef0123456789abcdef01234567 is not in repository",
     );
@@ -196,7 +209,7 @@ fn a_config_file_with_an_unknown_key_is_an_error_naming_it() {
         cache.path(),
         &["--config", config.to_str().unwrap(), "doctor"],
     );
-    assert_clean_failure(&output, "swerve.toml");
+    assert_clean_failure("error_config_unknown_key", &output, "swerve.toml");
     assert!(stderr(&output).contains("netwrok"));
 }
 
@@ -293,6 +306,7 @@ fn foreign_trajectories_convert_and_show() {
     let bad = cache.path().join("bad.json");
     std::fs::write(&bad, "{\"not\": \"a trajectory\"}").unwrap();
     assert_clean_failure(
+        "error_not_a_trajectory",
         &swerve(cache.path(), &["traj", "show", bad.to_str().unwrap()]),
         "not a trajectory swerve can import",
     );

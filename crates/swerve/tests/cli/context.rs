@@ -301,6 +301,7 @@ fn a_window_range_is_drawn_per_trajectory_and_bad_input_names_file_and_record() 
         error.contains("broken.jsonl line 3") && error.contains("response_text"),
         "{error}"
     );
+    swerve_testing::assert_cmd_snapshot!("error_trajectory_field_of_wrong_type", output);
     assert_eq!(std::fs::read_to_string(&out).unwrap(), before);
 
     // Token rows need a tokenizer.

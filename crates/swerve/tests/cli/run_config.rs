@@ -425,6 +425,7 @@ fn the_swe_agent_preset_runs_fenced_commands() {
         "{}",
         stderr(&output)
     );
+    swerve_testing::assert_cmd_snapshot!("error_format_needs_a_toolset", output);
     let output = RunArgs::new(&cache.path().join("bad2"))
         .served("demo-model", &url)
         .set("tools.rename.execute_bash=\"bash\"")
@@ -435,4 +436,5 @@ fn the_swe_agent_preset_runs_fenced_commands() {
         "{}",
         stderr(&output)
     );
+    swerve_testing::assert_cmd_snapshot!("error_rename_of_execute_bash", output);
 }

@@ -173,6 +173,7 @@ fn the_oracle_and_the_tests_pick_resolved_candidates() {
         error.contains("have no SWR score: give --tasks FILE"),
         "{error}"
     );
+    swerve_testing::assert_cmd_snapshot!("error_select_needs_tasks", output);
 }
 
 /// Mean ± SEM across samples (the RL seed's Pass@1 over 10 samples, Table 1) in the run

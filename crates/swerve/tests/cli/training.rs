@@ -306,6 +306,7 @@ fn the_compression_bonus_needs_a_tokenizer_and_bad_reward_settings_are_named() {
         "{}",
         stderr(&missing)
     );
+    swerve_testing::assert_cmd_snapshot!("error_reward_tokenizer_missing", missing);
     let negative = graded
         .set("reward.format_exit_penalty=-0.5")
         .args([TASK])
@@ -315,6 +316,7 @@ fn the_compression_bonus_needs_a_tokenizer_and_bad_reward_settings_are_named() {
         "{}",
         stderr(&negative)
     );
+    swerve_testing::assert_cmd_snapshot!("error_reward_negative_penalty", negative);
     let buffer = RunArgs::new(&cache.path().join("run"))
         .args(["--eval"])
         .set("reward.step_penalty=1")
@@ -326,6 +328,7 @@ fn the_compression_bonus_needs_a_tokenizer_and_bad_reward_settings_are_named() {
         "{}",
         stderr(&buffer)
     );
+    swerve_testing::assert_cmd_snapshot!("error_reward_step_buffer_too_large", buffer);
 }
 
 /// `--preset rl-stage1` runs the first stage of the long-context RL seed (§4.3; App. C):

@@ -419,6 +419,7 @@ fn recording_refuses_the_world_environment_and_bad_samples_are_located() {
     let output = run(cache.path(), &args.strs(), &[&swt]);
     let error = failed(&output);
     assert!(error.contains("run.env = \"sandbox\""), "{error}");
+    swerve_testing::assert_cmd_snapshot!("error_recording_needs_the_sandbox", output);
 
     let bad = cache.path().join("bad.jsonl");
     std::fs::write(&bad, "{\"kind\": \"swt\"}\n").unwrap();
@@ -432,6 +433,7 @@ fn recording_refuses_the_world_environment_and_bad_samples_are_located() {
         error.contains("bad.jsonl:1: not a world-model sample"),
         "{error}"
     );
+    swerve_testing::assert_cmd_snapshot!("error_not_a_world_model_sample", output);
 }
 
 /// Reverse-reasoning CoT data (SWE-World §4.2.2, App. B.1, Fig. G.4) end to end: a loopback
