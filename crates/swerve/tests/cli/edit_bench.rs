@@ -228,23 +228,26 @@ fn errors_name_what_to_give() {
         ];
         args.extend_from_slice(extra);
         let output = swerve(dir.path(), &args);
-        failed(&output)
+        (failed(&output), output)
     };
-    let error = run(&[]);
+    let (error, output) = run(&[]);
     assert!(
         error.contains("edit-bench run needs an editor model: --editor NAME --base-url URL"),
         "{error}"
     );
-    let error = run(&["--editor", "m"]);
+    swerve_testing::assert_cmd_snapshot!("error_run_needs_an_editor", output);
+    let (error, output) = run(&["--editor", "m"]);
     assert!(
         error.contains("edit.editor.name is m but edit.editor.base_url is not set"),
         "{error}"
     );
-    let error = run(&["--editor", "m", "--base-url", "http://127.0.0.1:9/v1"]);
+    swerve_testing::assert_cmd_snapshot!("error_editor_without_base_url", output);
+    let (error, output) = run(&["--editor", "m", "--base-url", "http://127.0.0.1:9/v1"]);
     assert!(
         error.contains("data.jsonl line 1: field \"target\": expected a string, found a number"),
         "{error}"
     );
+    swerve_testing::assert_cmd_snapshot!("error_data_field_of_wrong_type", output);
     let output = swerve(
         dir.path(),
         &[

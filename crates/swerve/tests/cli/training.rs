@@ -255,6 +255,7 @@ fn without_captured_ids_exports_fail_unless_retokenizing_is_asked_for() {
         message.contains("--retokenize --tokenizer DIR"),
         "{message}"
     );
+    swerve_testing::assert_cmd_snapshot!("error_export_without_captured_ids", output);
     assert!(!path.exists(), "nothing is written when an export fails");
 
     let qwen = tokenizers::model_dir("qwen3");
@@ -616,4 +617,5 @@ fn advantages_by_hand_for_each_estimator() {
         message.contains("trajectory c__0: no outcome record"),
         "{message}"
     );
+    swerve_testing::assert_cmd_snapshot!("error_advantages_of_an_ungraded_trajectory", output);
 }
