@@ -9,6 +9,7 @@ use swerve_sandbox::{
     WorkspaceOptions,
 };
 
+use swerve_testing::repo;
 pub use swerve_testing::sh;
 
 /// A temporary directory with a git repository (`repo/`, two commits) and a cache (`cache/`).
@@ -24,25 +25,20 @@ impl Fixture {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let repo = dir.path().join("repo");
-        std::fs::create_dir(&repo).unwrap();
-        sh(
+        repo::init(&repo);
+        repo::write(
             &repo,
-            "git init -q -b main && git config user.name t && git config user.email t@t",
+            &[
+                ("a.txt", "one\ntwo\nthree\n"),
+                ("pkg/mod.py", "def f():\n    return 1\n"),
+                ("script.sh", "#!/bin/sh\necho hi\n"),
+                (".gitignore", "ignored/\n"),
+            ],
         );
-        std::fs::write(repo.join("a.txt"), "one\ntwo\nthree\n").unwrap();
-        std::fs::create_dir(repo.join("pkg")).unwrap();
-        std::fs::write(repo.join("pkg/mod.py"), "def f():\n    return 1\n").unwrap();
-        std::fs::write(repo.join("script.sh"), "#!/bin/sh\necho hi\n").unwrap();
         std::fs::write(repo.join("blob.bin"), [0u8, 1, 2, 255, 0, 7]).unwrap();
-        std::fs::write(repo.join(".gitignore"), "ignored/\n").unwrap();
-        sh(&repo, "git add -A && git commit -qm base");
-        let base_commit = sh(&repo, "git rev-parse HEAD");
-        std::fs::write(repo.join("future.txt"), "the fix\n").unwrap();
-        sh(
-            &repo,
-            "git add -A && git commit -qm 'later commit with the fix'",
-        );
-        let later_commit = sh(&repo, "git rev-parse HEAD");
+        let base_commit = repo::commit_all(&repo, "base");
+        repo::write(&repo, &[("future.txt", "the fix\n")]);
+        let later_commit = repo::commit_all(&repo, "later commit with the fix");
         let cache = Cache::open(dir.path().join("cache")).unwrap();
         Self {
             dir,
