@@ -6,7 +6,8 @@
 #   scripts/bench-sandbox-before-after.sh REV     # e.g. the commit before a sandbox change
 #
 # The earlier revision is checked out in a temporary git worktree and gets this tree's
-# benchmark file (it uses only APIs both have). SWERVE_BENCH_QUICK=1 makes both runs small.
+# benchmark file (it uses only APIs both have) and its bench support crate (swerve-testing).
+# SWERVE_BENCH_QUICK=1 makes both runs small.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=${1:?usage: scripts/bench-sandbox-before-after.sh REV}
@@ -15,6 +16,11 @@ trap 'git worktree remove --force "$before" >/dev/null 2>&1 || rm -rf "$before"'
 git worktree add --quiet --detach "$before" "$rev"
 mkdir -p "$before/crates/swerve-sandbox/benches"
 cp crates/swerve-sandbox/benches/environment.rs "$before/crates/swerve-sandbox/benches/"
+if [ ! -d "$before/crates/swerve-testing" ]; then
+  cp -r crates/swerve-testing "$before/crates/"
+  sed -i 's|^\[dev-dependencies\]$|[dev-dependencies]\nswerve-testing = { path = "../swerve-testing" }|' \
+    "$before/crates/swerve-sandbox/Cargo.toml"
+fi
 if ! grep -q 'name = "environment"' "$before/crates/swerve-sandbox/Cargo.toml"; then
   printf '\n[[bench]]\nname = "environment"\nharness = false\n' >> "$before/crates/swerve-sandbox/Cargo.toml"
 fi

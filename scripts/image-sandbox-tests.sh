@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The sandbox's adversarial suite (crates/swerve-sandbox/tests/security.rs) inside an image's
+# The sandbox's adversarial suite (crates/swerve-sandbox/tests/sandbox/security.rs) inside an image's
 # root: the SWE-bench-style test image is imported into a scratch image store, its layers
 # unpacked for the sandbox's ids, and the suite runs with them as every workspace's `/`.
 # Root only (the test images need it); skipped otherwise.
@@ -16,4 +16,4 @@ cache=$(mktemp -d)
 trap 'rm -rf "$cache"' EXIT
 "$target/debug/swerve" --cache-dir "$cache" images pull --from "$layout" --name swe localhost/swerve/swe >/dev/null
 layers=$("$target/debug/swerve" --cache-dir "$cache" images root localhost/swerve/swe | paste -sd:)
-SWERVE_TEST_IMAGE_LAYERS="$layers" cargo test --quiet -p swerve-sandbox --test security
+SWERVE_TEST_IMAGE_LAYERS="$layers" cargo test --quiet -p swerve-sandbox --test sandbox security::

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs the sandbox's test binaries as an unprivileged user (nobody), to check the rootless
-# path: user namespaces, and rlimits where no cgroup is writable. Needs root (to switch user)
-# and setpriv; skipped with a message otherwise.
+# Runs the sandbox's test binary (every module of crates/swerve-sandbox/tests/sandbox) as an
+# unprivileged user (nobody), to check the rootless path: user namespaces, and rlimits where no
+# cgroup is writable. Needs root (to switch user) and setpriv; skipped with a message otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null 2>&1; then
@@ -17,7 +17,7 @@ for line in sys.stdin:
 ')
 scratch=$(mktemp -d)
 # Host files the adversarial tests must not reach, planted as root: in /root, in a fresh
-# top-level directory, and a setuid-root program (tests/security.rs).
+# top-level directory, and a setuid-root program (tests/sandbox/security.rs).
 top_level="/swerve-secret-rootless-$$"
 trap 'rm -rf "$scratch" "$top_level" /root/.swerve-secret-rootless-$$' EXIT
 chmod 755 "$scratch"

@@ -35,21 +35,29 @@ pub fn split(message: &str) -> (&str, Vec<&str>) {
 }
 
 /// `error` and its causes as one report: `error: ` and the messages joined by `: ` (as
-/// `anyhow` prints `{:#}`), then one `hint: …` line per hint anywhere in the chain, in
-/// order. Without hints it is exactly `format!("error: {error:#}")` of an `anyhow::Error`.
+/// `anyhow` prints `{:#}`), then one `hint: …` line per distinct hint anywhere in the chain,
+/// in order. A cause whose message the report already ends with (an error that quotes its
+/// source and also returns it as `source()`) is not repeated. Otherwise, without hints, it
+/// is exactly `format!("error: {error:#}")` of an `anyhow::Error`.
 pub fn report(error: &(dyn Error + 'static)) -> String {
     let mut text = String::from("error: ");
-    let mut hints = Vec::new();
+    let mut hints: Vec<String> = Vec::new();
     let mut next = Some(error);
     let mut first = true;
     while let Some(cause) = next {
         let message = cause.to_string();
         let (message, found) = split(&message);
-        if !first {
+        if first {
+            text.push_str(message);
+        } else if !text.ends_with(message) {
             text.push_str(": ");
+            text.push_str(message);
         }
-        text.push_str(message);
-        hints.extend(found.into_iter().map(str::to_owned));
+        for hint in found {
+            if !hints.iter().any(|seen| seen == hint) {
+                hints.push(hint.to_owned());
+            }
+        }
         first = false;
         next = cause.source();
     }
@@ -124,6 +132,21 @@ mod tests {
             report(&chain),
             "error: task a: image x is not in the image store: not found\n\
              hint: run `swerve images pull x`"
+        );
+    }
+
+    #[test]
+    fn a_cause_the_message_already_quotes_and_its_hint_appear_once() {
+        let chain = Failure(
+            "preparing the base checkout: repository r not found\nhint: pass --repos DIR",
+            Some(Box::new(Failure(
+                "repository r not found\nhint: pass --repos DIR",
+                None,
+            ))),
+        );
+        assert_eq!(
+            report(&chain),
+            "error: preparing the base checkout: repository r not found\nhint: pass --repos DIR"
         );
     }
 }

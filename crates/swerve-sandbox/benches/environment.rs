@@ -5,20 +5,18 @@
 //! reduced for a quick look with `SWERVE_BENCH_QUICK=1`. `scripts/bench-sandbox-before-after.sh
 //! REV` runs it over this tree and over an earlier revision, one after the other.
 
-#[path = "../../swerve/benches/support/mod.rs"]
-mod support;
-
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use support::{Report, Samples, sh, time_n};
 use swerve_core::Shell;
 use swerve_sandbox::{
     BaseCheckout, Cache, Isolation, SandboxConfig, Strategy, Workspace, WorkspaceOptions,
 };
+use swerve_testing::bench::{Report, Samples, time_n};
+use swerve_testing::sh;
 
 fn main() {
     let quick = std::env::var_os("SWERVE_BENCH_QUICK").is_some();

@@ -6,19 +6,18 @@
 //! difference. Also a cold environment build (a Python venv) beside a cached one.
 //! Run with `cargo bench -p swerve --bench eval`.
 
-mod support;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use support::{Report, Samples, sh, time_n};
 use swerve::config::Config;
 use swerve::open;
 use swerve_eval::environment::{EnvironmentRecipe, Environments};
 use swerve_eval::evaluate::{EvalSettings, Evaluator};
 use swerve_eval::spec::RecipeTable;
 use swerve_sandbox::WorkspaceOptions;
+use swerve_testing::bench::{Report, Samples, time_n};
+use swerve_testing::sh;
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

@@ -12,8 +12,6 @@
 //! instead of 256; `SWERVE_BENCH_OUT_DIR=/dev/shm` puts the run directories (trajectories,
 //! logs) on another file system. Prints a Markdown table for `BENCHMARKS.md`.
 
-mod support;
-
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -24,7 +22,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{mean, percentile};
+use swerve_testing::bench::{mean, percentile};
 
 /// How long the loopback model takes to answer each request.
 const MODEL_DELAY: Duration = Duration::from_millis(200);

@@ -12,16 +12,18 @@
 //! Run with `cargo bench -p swerve --bench serve`; `SWERVE_BENCH_QUICK=1` runs fewer
 //! rollouts. Prints a Markdown table for `BENCHMARKS.md`.
 
-#[path = "../tests/common/mod.rs"]
+// The end-to-end tests' support, for `Serve`; the bench uses none of its re-exports.
+#[path = "../tests/cli/common/mod.rs"]
+#[allow(unused_imports)]
 mod common;
-mod support;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use common::Serve;
 use serde_json::{Value, json};
-use support::{mean, percentile};
+use swerve_testing::ModelServer;
+use swerve_testing::bench::{mean, percentile};
 
 /// How long the loopback model takes to answer.
 const MODEL_DELAY: Duration = Duration::from_millis(50);
@@ -38,9 +40,9 @@ const ENV_STEPS: usize = 50;
 fn main() {
     let quick = std::env::var_os("SWERVE_BENCH_QUICK").is_some();
     let rollouts = if quick { 32 } else { 128 };
-    let model = support::chat_server(|request| {
+    let model_server = ModelServer::answering_text(|request| {
         std::thread::sleep(MODEL_DELAY);
-        let step = request["messages"].as_array().map_or(0, |messages| {
+        let step = request.body["messages"].as_array().map_or(0, |messages| {
             messages.iter().filter(|m| m["role"] == "assistant").count()
         });
         match step < COMMAND_STEPS {
@@ -50,6 +52,7 @@ fn main() {
             false => "<function=finish><parameter=command>submit</parameter></function>".into(),
         }
     });
+    let model = model_server.url();
     let scratch = tempfile::tempdir().unwrap();
     let serve = Serve::start(
         scratch.path(),
@@ -59,7 +62,7 @@ fn main() {
             &format!("serve.max_envs={ENVS}"),
         ],
     );
-    let tasks: Vec<String> = common::trajectory_lines(&common::examples())
+    let tasks: Vec<String> = swerve_testing::json_lines(&common::examples())
         .iter()
         .map(|task| task["instance_id"].as_str().unwrap().to_owned())
         .collect();

@@ -13,15 +13,13 @@
 //! Run with `cargo bench -p swerve --bench snapshots`; `SWERVE_BENCH_QUICK=1` exports 20
 //! trajectories instead of 100. Prints a Markdown table for `BENCHMARKS.md`.
 
-mod support;
-#[path = "../../swerve-chat/tests/common/mod.rs"]
+#[path = "../../swerve-chat/tests/chat/common/mod.rs"]
 mod tokenizers;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use support::{Report, Samples};
 use swerve::agile::snapshots::{Sample, samples};
 use swerve::agile::tokens::Tokens;
 use swerve_agent::reasoning::{ContextPolicy, SendReasoning, Window};
@@ -30,6 +28,7 @@ use swerve_core::trajectory::turn::content;
 use swerve_core::trajectory::{
     ExitReason, Header, Message, MessagesSent, Outcome, Step, Trajectory, write_trajectory,
 };
+use swerve_testing::bench::{Report, Samples};
 
 /// Steps per trajectory.
 const STEPS: usize = 50;

@@ -1,0 +1,148 @@
+//! Tasks that name an image in a registry on loopback (Debian's `docker-registry`, images
+//! built by `scripts/test-images.sh`): `swerve run --model replay --eval` and `swerve eval
+//! --gold / --empty` give the right verdicts for a SWE-bench-style image (repository at
+//! /testbed, conda-style environment activated by the eval script) and an R2E-Gym-style row
+//! (docker_image, run_tests.sh, expected_output_json, no base_commit); a task whose image does
+//! not exist is an error of its own while the others are graded.
+
+use crate::common;
+use crate::image_support;
+
+use common::{stdout, succeeded, swerve};
+
+const GOLD_SWE: &str = "diff --git a/calc/__init__.py b/calc/__init__.py\n--- a/calc/__init__.py\n+++ b/calc/__init__.py\n@@ -4,4 +4,4 @@ def add(a, b):\n \n \n def subtract(a, b):\n-    return a + b\n+    return a - b\n";
+const TEST_SWE: &str = "diff --git a/tests/test_calc.py b/tests/test_calc.py\n--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n@@ -7,3 +7,7 @@ def test_add():\n \n def test_subtract_small():\n     assert subtract(1, 1) == 0\n+\n+\n+def test_subtract():\n+    assert subtract(5, 3) == 2\n";
+const GOLD_R2E: &str = "diff --git a/textutil/__init__.py b/textutil/__init__.py\n--- a/textutil/__init__.py\n+++ b/textutil/__init__.py\n@@ -3,4 +3,4 @@ def shout(text):\n \n \n def whisper(text):\n-    return text.upper()\n+    return text.lower()\n";
+
+#[test]
+fn image_tasks_are_run_and_graded_in_their_images() {
+    let Some(layout) = image_support::layout() else {
+        return;
+    };
+    let registry = image_support::Registry::start(None);
+    registry.push(&layout, "swe", "swerve/swe");
+    registry.push(&layout, "r2e", "swerve/r2e");
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let host = registry.host();
+    let swe = serde_json::json!({
+        "instance_id": "swerve__calc-1", "repo": "swerve/calc", "base_commit": "",
+        "image": format!("{host}/swerve/swe:latest"),
+        "problem_statement": "subtract(a, b) adds its arguments instead of subtracting them.",
+        "patch": GOLD_SWE, "test_patch": TEST_SWE,
+        // `python` exists only in the image's activated environment.
+        "test_cmd": "python run_pytest.py", "log_parser": "pytest",
+        "FAIL_TO_PASS": ["tests/test_calc.py::test_subtract"],
+        "PASS_TO_PASS": ["tests/test_calc.py::test_add"]
+    });
+    let r2e = serde_json::json!({
+        "repo_name": "textutil", "docker_image": format!("{host}/swerve/r2e:latest"),
+        "commit_hash": "0123456789abcdef0123456789abcdef01234567",
+        "problem_statement": "whisper() should lowercase its argument.",
+        "patch": GOLD_R2E,
+        "expected_output_json": serde_json::json!({
+            "r2e_tests/test_text.py::test_shout": "PASSED",
+            "r2e_tests/test_text.py::test_whisper": "PASSED"
+        }).to_string()
+    });
+    let missing = serde_json::json!({
+        "instance_id": "swerve__missing-1", "repo": "swerve/missing",
+        "image": format!("{host}/swerve/missing:latest"),
+        "problem_statement": "x", "patch": GOLD_SWE
+    });
+    let tasks = dir.path().join("tasks.jsonl");
+    std::fs::write(&tasks, format!("{swe}\n{r2e}\n{missing}\n")).unwrap();
+    let demos = dir.path().join("demos");
+    std::fs::create_dir(&demos).unwrap();
+    std::fs::write(demos.join("swerve__calc-1.json"), serde_json::json!({
+        "instance_id": "swerve__calc-1", "calls": [
+            {"name": "execute_bash", "arguments": {"cmd": "source /opt/miniconda3/bin/activate && conda activate testbed && python -c 'from calc import subtract; print(subtract(5, 3))'"}},
+            {"name": "file_editor", "arguments": {"command": "str_replace", "path": "/testbed/calc/__init__.py",
+                "old_str": "def subtract(a, b):\n    return a + b", "new_str": "def subtract(a, b):\n    return a - b"}},
+            {"name": "finish", "arguments": {"command": "submit"}}]}).to_string()).unwrap();
+    std::fs::write(demos.join("textutil__0123456789ab.json"), serde_json::json!({
+        "instance_id": "textutil__0123456789ab", "calls": [
+            {"name": "file_editor", "arguments": {"command": "str_replace", "path": "/testbed/textutil/__init__.py",
+                "old_str": "def whisper(text):\n    return text.upper()", "new_str": "def whisper(text):\n    return text.lower()"}},
+            {"name": "finish", "arguments": {"command": "submit"}}]}).to_string()).unwrap();
+
+    let tasks_arg = tasks.to_str().unwrap();
+    // The images are pulled on first use; `swerve images pull --tasks` does it ahead.
+    let pulled = swerve(&cache, &["images", "pull", "--tasks", tasks_arg]);
+    let text = format!("{}{}", stdout(&pulled), common::stderr(&pulled));
+    assert!(
+        !pulled.status.success(),
+        "the missing image must fail the pull: {text}"
+    );
+    assert!(
+        text.contains("swerve/swe:latest") && text.contains("10 layers"),
+        "{text}"
+    );
+    assert!(text.contains("[unknown_image]"), "{text}");
+    let listed = succeeded(&swerve(&cache, &["images", "list"]));
+    assert!(listed.contains("2 images"), "{listed}");
+
+    let gold = swerve(
+        &cache,
+        &[
+            "eval",
+            "--tasks",
+            tasks_arg,
+            "--gold",
+            "--out",
+            dir.path().join("gold").to_str().unwrap(),
+        ],
+    );
+    let text = format!("{}{}", stdout(&gold), common::stderr(&gold));
+    assert!(text.contains("2/3 gold patches resolve"), "{text}");
+    assert!(
+        text.contains("swerve__missing-1") && text.contains("ERROR (infra)"),
+        "{text}"
+    );
+    let report = std::fs::read_to_string(dir.path().join("gold/results.json")).unwrap();
+    assert!(
+        report.contains("not found"),
+        "the unknown image is not named: {report}"
+    );
+    let empty = swerve(
+        &cache,
+        &[
+            "eval",
+            "--tasks",
+            tasks_arg,
+            "--empty",
+            "--out",
+            dir.path().join("empty").to_str().unwrap(),
+        ],
+    );
+    let text = format!("{}{}", stdout(&empty), common::stderr(&empty));
+    assert!(
+        text.contains("0/3 tasks resolved with an empty patch"),
+        "{text}"
+    );
+
+    let run = swerve(
+        &cache,
+        &[
+            "run",
+            "--tasks",
+            tasks_arg,
+            "--model",
+            "replay",
+            "--demos",
+            demos.to_str().unwrap(),
+            "--out",
+            dir.path().join("run").to_str().unwrap(),
+            "--eval=tests",
+            "swerve__calc-1",
+            "textutil__0123456789ab",
+        ],
+    );
+    let text = format!("{}{}", stdout(&run), common::stderr(&run));
+    assert!(text.contains("2 of 2 graded resolved"), "{text}");
+    let preds = std::fs::read_to_string(dir.path().join("run/preds.jsonl")).unwrap();
+    assert!(
+        preds.contains("return a - b") && preds.contains("text.lower()"),
+        "{preds}"
+    );
+}
