@@ -202,7 +202,9 @@ fn anchors(files: &[PathBuf], model: &swerve_chat::ChatModel) -> Anchor {
     let (mut encode, mut render) = (Duration::ZERO, Duration::ZERO);
     let (mut tokens, mut bytes) = (0, 0);
     for path in files {
-        let trajectory = swerve::agile::read(path).unwrap().remove(0);
+        let trajectory = swerve_core::trajectory::import::detect_and_import(path)
+            .unwrap()
+            .remove(0);
         let counter = Tokens::new(model, &trajectory.header).unwrap();
         let conversation = trajectory.conversation().unwrap();
         let all: Vec<Sample> = samples(&trajectory, &conversation, Window::Last(WINDOW)).collect();

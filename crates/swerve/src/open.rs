@@ -143,7 +143,8 @@ pub fn prepare(
     let recipes = match &config.run.recipes {
         None => SHIPPED.get_or_init(swerve_eval::spec::RecipeTable::shipped),
         Some(file) => {
-            loaded = crate::commands::eval::recipes(Some(file))?;
+            loaded = swerve_eval::spec::RecipeTable::shipped_with(Some(file))
+                .map_err(|error| anyhow::anyhow!("{error}"))?;
             &loaded
         }
     };

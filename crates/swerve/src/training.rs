@@ -11,7 +11,9 @@ use swerve_train::export::Retokenize;
 use swerve_train::reward::{RewardBreakdown, RewardConfig, reward};
 
 use crate::agile::tokens::Tokens;
-use crate::agile::{Loaded, online};
+use swerve_core::trajectory::import::Loaded;
+
+use crate::agile::online;
 use crate::config::Config;
 
 /// The key of a rollout outcome's `extra` that holds its reward and parts.

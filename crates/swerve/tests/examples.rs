@@ -45,7 +45,7 @@ fn every_demonstration_solves_its_task_and_its_patch_round_trips() {
             .any(|task| task.extra.get("language").and_then(|l| l.as_str()) == Some("rust"))
     );
     for task in &tasks {
-        let demonstration = demo::load(
+        let demonstration = swerve_core::demonstration::Demonstration::load(
             &root()
                 .join("examples")
                 .join(format!("demos/{}.json", task.instance_id)),

@@ -32,8 +32,10 @@ fn replaying_every_demonstration_reproduces_its_patch_byte_for_byte() {
     let predicted = predictions(&out);
     assert_eq!(predicted.len(), tasks.len());
     for task in &tasks {
-        let demonstration =
-            demo::load(&root().join(format!("examples/demos/{}.json", task.instance_id))).unwrap();
+        let demonstration = swerve_core::demonstration::Demonstration::load(
+            &root().join(format!("examples/demos/{}.json", task.instance_id)),
+        )
+        .unwrap();
         let direct = demo::replay(&config, &examples(), task, &demonstration)
             .unwrap()
             .patch;

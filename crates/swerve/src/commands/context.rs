@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use swerve_agent::reasoning::Window;
 use swerve_chat::ChatModel;
 use swerve_core::atomic::write_atomically;
+use swerve_core::trajectory::import::{Loaded, load_all};
 use swerve_core::trajectory::{Message, read_trajectory, write_trajectory};
 use swerve_train::reward::resolved;
 
@@ -17,7 +18,7 @@ use crate::agile::accounting::{StepTokens, TrajectoryTokens, account};
 use crate::agile::plot::{Panel, svg};
 use crate::agile::reward::{RewardConfig, compression_reward};
 use crate::agile::tokens::{Tokens, load_model};
-use crate::agile::{Loaded, load, window};
+use crate::agile::window;
 use crate::cli::{ContextCommand, RateArg, TokenizerArgs, WindowArgs};
 
 pub fn run(command: ContextCommand) -> Result<ExitCode> {
@@ -30,7 +31,7 @@ pub fn run(command: ContextCommand) -> Result<ExitCode> {
             json,
         } => {
             let model = model(&tokenizer)?;
-            for loaded in load(&files)? {
+            for loaded in load_all(&files)? {
                 print_stats(&measure(&model, &loaded, &window)?.accounted, steps, json)?;
             }
             Ok(ExitCode::SUCCESS)
@@ -58,7 +59,7 @@ pub fn run(command: ContextCommand) -> Result<ExitCode> {
                 format_penalty,
             };
             let model = model(&tokenizer)?;
-            for loaded in load(&files)? {
+            for loaded in load_all(&files)? {
                 reward(&model, &loaded, &window, &config, rate, write, json)?;
             }
             Ok(ExitCode::SUCCESS)
@@ -159,7 +160,7 @@ fn print_stats(tokens: &TrajectoryTokens, steps: bool, as_json: bool) -> Result<
 /// One panel per trajectory: context tokens per step under each policy.
 fn plot(model: &ChatModel, files: &[PathBuf], args: &WindowArgs, out: &Path) -> Result<ExitCode> {
     let mut panels = Vec::new();
-    for loaded in load(files)? {
+    for loaded in load_all(files)? {
         let measured = measure(model, &loaded, args)?;
         let steps = &measured.accounted.steps;
         let current_step: Vec<usize> = (0..steps.len())

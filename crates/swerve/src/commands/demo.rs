@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use serde::Deserialize;
+use swerve_core::Task;
 use swerve_core::atomic::write_atomically;
-use swerve_core::{Task, ToolCall};
+use swerve_core::demonstration::Demonstration;
 use swerve_eval::evaluate::{EvalSettings, Evaluator};
 use swerve_eval::grading::TestResults;
 use swerve_eval::report::InstanceReport;
@@ -19,13 +19,6 @@ use swerve_eval::spec::RecipeTable;
 use crate::cli::DemoArgs;
 use crate::config::Config;
 use crate::open;
-
-/// A recorded solution: the tool calls that fix one task.
-#[derive(Debug, Deserialize)]
-pub struct Demonstration {
-    pub instance_id: String,
-    pub calls: Vec<ToolCall>,
-}
 
 /// What replaying one demonstration produced.
 pub struct Replay {
@@ -56,7 +49,7 @@ pub fn run(config: &Config, args: DemoArgs) -> Result<ExitCode> {
     let mut resolved = 0;
     for task in &selected {
         let started = Instant::now();
-        let demonstration = load(&demo_path(&args.demos, task))?;
+        let demonstration = Demonstration::load(&demo_path(&args.demos, task))?;
         if demonstration.instance_id != task.instance_id {
             bail!(
                 "{}: field \"instance_id\" is \"{}\" but the file is named for task \"{}\"",
@@ -109,18 +102,6 @@ pub fn run(config: &Config, args: DemoArgs) -> Result<ExitCode> {
 
 fn demo_path(dir: &Path, task: &Task) -> PathBuf {
     dir.join(format!("{}.json", task.instance_id))
-}
-
-/// Reads a demonstration file.
-pub fn load(path: &Path) -> Result<Demonstration> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{}: not a demonstration ({{\"instance_id\", \"calls\": [...]}})",
-            path.display()
-        )
-    })
 }
 
 /// Replays `demonstration` in a fresh workspace of `task` and returns observations and patch.

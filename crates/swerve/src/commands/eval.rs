@@ -8,7 +8,7 @@
 //! instead ([`swr`]).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use swerve_core::Task;
 use swerve_core::atomic::write_json_atomically;
-use swerve_eval::evaluate::{EvalSettings, Evaluator, grade_log};
+use swerve_eval::evaluate::{Evaluator, grade_log};
 use swerve_eval::offline::NeedsNetwork;
 use swerve_eval::predictions::load_predictions;
 use swerve_eval::report::{InstanceReport, ReportFile, RunReport};
@@ -28,26 +28,6 @@ use crate::config::{Config, EvaluatorKind};
 use crate::open;
 
 mod swr;
-
-/// The shipped environment recipes, extended by those in `extra`.
-pub fn recipes(extra: Option<&Path>) -> Result<RecipeTable> {
-    let mut recipes = RecipeTable::shipped();
-    if let Some(file) = extra {
-        recipes.extend(RecipeTable::load(file).map_err(|error| anyhow::anyhow!("{error}"))?);
-    }
-    Ok(recipes)
-}
-
-/// How evaluations run under `config`, keeping each instance's logs in `log_dir`.
-pub fn settings(config: &Config, log_dir: PathBuf) -> EvalSettings {
-    let mut workspace = config.workspace_options();
-    workspace.sandbox.output_cap_bytes = workspace.sandbox.output_cap_bytes.max(64 << 20);
-    EvalSettings {
-        workspace,
-        log_dir: Some(log_dir),
-        ..EvalSettings::default()
-    }
-}
 
 pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
     let tasks = open::selected_tasks(&args.tasks, &args.ids)?;
@@ -60,10 +40,12 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
     if args.evaluator == EvaluatorKind::Swr {
         return swr::run(config, &args, args.mode(), &tasks, &patches);
     }
-    let recipes = recipes(args.recipes.as_deref().or(config.run.recipes.as_deref()))?;
+    let recipes =
+        RecipeTable::shipped_with(args.recipes.as_deref().or(config.run.recipes.as_deref()))
+            .map_err(|error| anyhow::anyhow!("{error}"))?;
     let cache = config.cache()?;
     let repos = config.repo_map(&args.tasks);
-    let mut settings = settings(config, args.out.join("logs"));
+    let mut settings = config.eval_settings(args.out.join("logs"));
     settings.use_cache = !args.no_cache && args.repeat <= 1;
     if let Some(seconds) = args.timeout {
         settings.test_timeout = Duration::from_secs_f64(seconds);

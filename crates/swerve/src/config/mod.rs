@@ -319,6 +319,18 @@ impl Config {
             ..Default::default()
         }
     }
+
+    /// How evaluations run under this configuration, keeping each instance's logs in
+    /// `log_dir`.
+    pub fn eval_settings(&self, log_dir: PathBuf) -> swerve_eval::evaluate::EvalSettings {
+        let mut workspace = self.workspace_options();
+        workspace.sandbox.output_cap_bytes = workspace.sandbox.output_cap_bytes.max(64 << 20);
+        swerve_eval::evaluate::EvalSettings {
+            workspace,
+            log_dir: Some(log_dir),
+            ..Default::default()
+        }
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use swerve_agent::reasoning::window::draw;
+use swerve_core::seeded::draw;
 use swerve_world::samples::WorldSample;
 
 /// The recorded samples under `paths`: a recording directory (its `swt/` and `swr/`

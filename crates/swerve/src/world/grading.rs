@@ -53,7 +53,8 @@ impl EvaluationContexts {
         Ok(Self {
             cache: config.cache()?,
             repos: config.repo_map(task_file),
-            recipes: crate::commands::eval::recipes(config.run.recipes.as_deref())?,
+            recipes: RecipeTable::shipped_with(config.run.recipes.as_deref())
+                .map_err(|error| anyhow::anyhow!("{error}"))?,
             workspace: config.workspace_options(),
             world: config.world.clone(),
             analyses,

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
-use swerve_agent::reasoning::window::draw;
+use swerve_core::seeded::draw;
 use swerve_core::trajectory::{Outcome, read_trajectory};
 use swerve_train::advantage::pass_at_k;
 use swerve_train::stats::{RepeatedRates, repeated_rates};

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use swerve_chat::ChatModel;
 use swerve_core::Task;
+use swerve_core::demonstration::Demonstration;
 use swerve_llm::{ApiMode, HttpModel, Model, ReplayModel};
 use swerve_tools::formats::ToolFormat;
 
-use crate::commands::demo;
 use crate::config::Config;
 use crate::embedded::{self, EMBEDDED};
 
@@ -113,7 +113,8 @@ impl ModelSource {
     pub fn for_task(&self, task: &Task) -> Result<Arc<dyn Model>> {
         match self {
             Self::Replay { demos, format } => {
-                let demonstration = demo::load(&demos.join(format!("{}.json", task.instance_id)))?;
+                let demonstration =
+                    Demonstration::load(&demos.join(format!("{}.json", task.instance_id)))?;
                 let turns = demonstration
                     .calls
                     .iter()

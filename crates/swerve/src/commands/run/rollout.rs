@@ -26,7 +26,6 @@ use tracing::Instrument;
 use super::edit::EditTools;
 use super::models;
 use super::world::{World, WorldInterceptor, WorldParts, WorldStats};
-use crate::commands::eval;
 use crate::config::{Config, EvaluatorKind};
 use crate::logging::ROLLOUT_SPAN;
 use crate::world::grading::SwrGrader;
@@ -100,8 +99,9 @@ impl Evaluation {
     pub fn new(config: &Config, task_file: &Path, logs: PathBuf) -> Result<Self> {
         Ok(Self {
             repos: config.repo_map(task_file),
-            recipes: eval::recipes(config.run.recipes.as_deref())?,
-            settings: eval::settings(config, logs),
+            recipes: RecipeTable::shipped_with(config.run.recipes.as_deref())
+                .map_err(|error| anyhow::anyhow!("{error}"))?,
+            settings: config.eval_settings(logs),
             images: open::TaskImages(config.clone()),
         })
     }

@@ -10,10 +10,10 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 use swerve_core::task::{TaskFileFormat, save_tasks};
+use swerve_core::trajectory::import::load_all;
 use swerve_train::curate::{Determinism, Evidence, Filters, SuccessCount, curate};
 use swerve_train::reward::resolved;
 
-use crate::agile::load;
 use crate::cli::CurateArgs;
 use crate::open;
 use crate::training::{trajectory_files, write_lines};
@@ -75,7 +75,7 @@ fn success_counts(runs: &[PathBuf]) -> Result<BTreeMap<String, SuccessCount>> {
     let mut counts: BTreeMap<String, SuccessCount> = BTreeMap::new();
     let mut ungraded = 0;
     for run in runs {
-        for loaded in load(&trajectory_files(Some(run), &[])?)? {
+        for loaded in load_all(&trajectory_files(Some(run), &[])?)? {
             let header = &loaded.trajectory.header;
             let Some(success) = loaded
                 .trajectory

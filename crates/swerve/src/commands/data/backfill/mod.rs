@@ -25,11 +25,11 @@ use serde_json::Value;
 use swerve_agent::backfill::{Spent, Stop, Teacher};
 use swerve_agent::reasoning::WindowPolicy;
 use swerve_core::atomic::write_json_atomically;
+use swerve_core::trajectory::import::load_all;
 use swerve_core::trajectory::{Trajectory, read_trajectory, write_trajectory};
 use swerve_llm::{ApiMode, HttpModel, Model};
 use swerve_tools::formats::ToolFormat;
 
-use crate::agile;
 use crate::cli::BackfillArgs;
 use crate::commands::batch::{self, Ended};
 use crate::commands::resume;
@@ -208,7 +208,7 @@ enum Finished {
 fn plan(files: &[PathBuf], out: &Path) -> Result<Vec<Job>> {
     let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut jobs = Vec::new();
-    for loaded in agile::load(files)? {
+    for loaded in load_all(files)? {
         let id = &loaded.trajectory.header.id;
         if id.is_empty() {
             bail!(
