@@ -9,6 +9,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod embedded;
+pub mod grading;
 pub mod logging;
 pub mod open;
 pub mod rows;

@@ -16,10 +16,9 @@ use swerve_eval::predictions::Prediction;
 use swerve_train::stats::render_rate;
 
 use crate::cli::SelectArgs;
-use crate::config::Config;
+use crate::config::{Config, EvaluatorKind};
+use crate::grading;
 use crate::open;
-use crate::world::analysis::Analyses;
-use crate::world::grading::{EvaluationContexts, SwrGrader};
 use crate::world::select::{Candidate, SelectBy, Selection, read_candidates, select};
 
 pub fn run(config: &Config, args: SelectArgs) -> Result<ExitCode> {
@@ -103,13 +102,13 @@ fn score_missing(
     }
     let runtime = tokio::runtime::Runtime::new()?;
     let _entered = runtime.enter();
-    let analyses = Arc::new(Analyses::new(&config.world, config.cache()?.root())?);
-    let contexts = Arc::new(EvaluationContexts::new(config, task_file, analyses)?);
-    let grader = Arc::new(SwrGrader::new(
+    let grader = grading::grader(
         config,
-        contexts,
-        Some(out.join("swr-logs")),
-    )?);
+        EvaluatorKind::Swr,
+        task_file,
+        config.eval_settings(out.join("swr-logs")),
+        &grading::analyses(config)?,
+    )?;
     let permits = Arc::new(tokio::sync::Semaphore::new(concurrency.max(1)));
     let jobs: Vec<(String, usize)> = tasks
         .iter()
@@ -137,11 +136,11 @@ fn score_missing(
         })
         .collect();
     for (id, index, handle) in handles {
-        let report = runtime.block_on(handle)?;
-        if let Some(error) = &report.report.error {
+        let grade = runtime.block_on(handle)?;
+        if let Some(error) = &grade.report.error {
             eprintln!("warning: {id} candidate {index}: {error}");
         }
-        tasks.get_mut(&id).expect("a task of the runs")[index].swr = report.swr.score;
+        tasks.get_mut(&id).expect("a task of the runs")[index].swr = grade.score;
     }
     Ok(())
 }

@@ -1,65 +1,83 @@
-//! SWE-World's pieces that need the rest of swerve: the world models loaded from their
-//! configuration sections ([`models`]), the initial analyses cached on disk ([`analysis`]),
-//! SWR grading of patches in a workspace with the test patch applied ([`grading`]),
-//! recording training samples from real runs ([`record`]), exporting them
-//! ([`data`]), and choosing among candidate rollouts ([`select`]).
+//! SWE-World's parts of a run, built from the configuration: the world models
+//! ([`models`]), the world environment and the training-data recorder ([`parts`]), and
+//! choosing among candidate rollouts ([`select`]). The parts themselves live in
+//! `swerve-world`.
 
-pub mod analysis;
-pub mod data;
-pub mod grading;
 pub mod models;
-pub mod record;
 pub mod select;
 
-use std::time::Duration;
+use std::path::Path;
+use std::sync::Arc;
 
-use swerve_core::{Shell, Task};
-use swerve_tools::WorkspaceFs;
-use swerve_world::tokens::ApproxTokens;
-use swerve_world::{IssueInputs, Sources, TransitionContext, WorldConfig};
+use anyhow::Result;
+use swerve_world::Router;
+use swerve_world::analysis::cache::Analyses;
+use swerve_world::environment::World;
+use swerve_world::environment::record::Recorder;
 
-use analysis::Analyses;
+use crate::config::{Config, EnvKind, EvaluatorKind};
+use crate::grading;
 
-/// The agent's changes so far, as `git diff` against the base commit (new files included),
-/// computed with a scratch index so the repository's own index is untouched. Empty (and
-/// logged) when git fails.
-pub fn agent_patch(shell: &dyn Shell) -> String {
-    let command = "index=$(mktemp) && GIT_INDEX_FILE=$index git add -A >/dev/null 2>&1 && \
-                   GIT_INDEX_FILE=$index git diff --cached --no-color --no-ext-diff; rm -f $index";
-    match shell.run(command, Duration::from_secs(60)) {
-        Ok(outcome) => outcome.stdout_text(),
-        Err(error) => {
-            tracing::warn!("cannot compute the agent's patch for the world models: {error}");
-            String::new()
-        }
-    }
+/// SWE-World's parts of a run, each when the configuration asks for it.
+pub struct WorldParts {
+    /// The world environment (`run.env = "world"`).
+    pub world: Option<Arc<World>>,
+    /// The training-data recorder (`world.record.dir`).
+    pub recorder: Option<Arc<Recorder>>,
 }
 
-/// The transition context of `command` in a rollout of `task` working in `workspace`: the
-/// agent's patch so far (read through `shell`), the task's initial analysis, and the files
-/// the command would run, beside their originals in `base` (the repository at the base
-/// commit), rendered with the `world.prompts` templates.
-pub async fn transition_context(
-    analyses: &Analyses,
-    task: &Task,
-    shell: &dyn Shell,
-    workspace: &WorkspaceFs,
-    base: &WorkspaceFs,
-    command: &str,
-    world: &WorldConfig,
-) -> TransitionContext {
-    let patch = agent_patch(shell);
-    let analysis = analyses.get(task).await;
-    let inputs = IssueInputs {
-        task,
-        initial_analysis: analysis.as_deref(),
-        agent_patch: &patch,
+/// The parts `config` asks for, for tasks loaded from `task_file`, sharing the initial
+/// analyses `analyses`.
+pub fn parts(config: &Config, task_file: &Path, analyses: &Arc<Analyses>) -> Result<WorldParts> {
+    let world = match config.run.env {
+        EnvKind::World => Some(Arc::new(World {
+            config: config.world.clone(),
+            router: Router::from_config(&config.world.router)?,
+            model: models::require(
+                &config.world.transition_model,
+                "world.transition_model",
+                "run.env = \"world\"",
+            )?,
+            analyses: analyses.clone(),
+        })),
+        EnvKind::Sandbox => None,
     };
-    let sources = Sources {
-        workspace,
-        original: base,
-        counter: &ApproxTokens,
+    let grades_by_swr = config.run.eval && config.run.evaluator == EvaluatorKind::Swr;
+    let recorder = match &config.world.record.dir {
+        None => None,
+        Some(dir) => {
+            if config.run.env == EnvKind::World {
+                anyhow::bail!(
+                    "world.record.dir (--record-world-data) records real results, but \
+                     run.env = \"world\" simulates them: record with run.env = \"sandbox\""
+                );
+            }
+            if !config.run.eval || grades_by_swr {
+                tracing::warn!(
+                    "recording world data without real evaluation (--eval): only SWT \
+                     samples are recorded"
+                );
+            }
+            let simulate = config.world.record.simulate;
+            let contexts = grading::contexts(config, task_file, analyses.clone())?;
+            Some(Arc::new(Recorder {
+                router: Router::from_config(&config.world.router)?,
+                dir: dir.clone(),
+                transition: match simulate {
+                    true => Some(models::require(
+                        &config.world.transition_model,
+                        "world.transition_model",
+                        "world.record.simulate",
+                    )?),
+                    false => None,
+                },
+                grader: match simulate && config.run.eval && !grades_by_swr {
+                    true => Some(grading::swr(config, contexts.clone(), None)?),
+                    false => None,
+                },
+                contexts,
+            }))
+        }
     };
-    TransitionContext::assemble(&inputs, command, &sources, &world.context)
-        .with_prompts(world.prompts)
+    Ok(WorldParts { world, recorder })
 }

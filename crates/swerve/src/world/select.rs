@@ -16,7 +16,7 @@ use swerve_core::trajectory::{Outcome, read_trajectory};
 use swerve_train::advantage::pass_at_k;
 use swerve_train::stats::{RepeatedRates, repeated_rates};
 
-use super::grading::EVALUATOR;
+use swerve_world::swr::grader::EVALUATOR;
 
 /// How a candidate is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]

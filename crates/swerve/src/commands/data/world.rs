@@ -25,8 +25,8 @@ use swerve_world::samples::WorldSample;
 
 use crate::cli::{DataWorldArgs, WorldKindArg};
 use crate::config::Config;
-use crate::world::data::{balance, read_samples, sft_row};
 use crate::world::models;
+use swerve_world::samples::files::{balance, read_samples, sft_row};
 
 pub fn run(config: &Config, args: &DataWorldArgs) -> Result<ExitCode> {
     let samples: Vec<WorldSample> = read_samples(&args.paths)?

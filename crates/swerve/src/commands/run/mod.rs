@@ -14,7 +14,6 @@ pub(super) mod models;
 mod resources;
 pub(super) mod rollout;
 mod summary;
-mod world;
 
 use std::collections::BTreeSet;
 use std::process::ExitCode;

@@ -14,23 +14,20 @@ use swerve_chat::ChatModel;
 use swerve_core::Task;
 use swerve_core::trajectory::{Header, Outcome, TrajectoryWriter, read_trajectory};
 use swerve_edit::EditMetrics;
-use swerve_eval::evaluate::{EvalSettings, Evaluator};
-use swerve_eval::report::InstanceReport;
-use swerve_eval::spec::RecipeTable;
+use swerve_eval::grader::Grader;
 use swerve_llm::Model;
-use swerve_sandbox::{Cache, RepoMap};
+use swerve_sandbox::Cache;
 use swerve_tools::formats::ToolFormat;
 use swerve_tools::{Toolbox, WorkspaceFs};
+use swerve_world::environment::record::Recorder;
+use swerve_world::environment::{World, WorldInterceptor, WorldStats};
 use tracing::Instrument;
 
 use super::edit::EditTools;
 use super::models;
-use super::world::{World, WorldInterceptor, WorldParts, WorldStats};
-use crate::config::{Config, EvaluatorKind};
+use crate::config::Config;
 use crate::logging::ROLLOUT_SPAN;
-use crate::world::grading::SwrGrader;
-use crate::world::record::Recorder;
-use crate::{open, training};
+use crate::{grading, open, training, world};
 
 /// The outcome's `extra` key of the rollout's edit metrics (`swerve_edit::metrics`).
 pub const EDIT_METRICS_KEY: &str = "edit";
@@ -44,14 +41,12 @@ pub struct Shared {
     pub task_file: PathBuf,
     pub format: Box<dyn ToolFormat>,
     pub prompts: Prompts,
-    /// How patches are graded, when the run evaluates them.
-    pub evaluation: Option<Evaluation>,
+    /// How patches are graded, when the run evaluates them (`run.eval`).
+    pub grader: Option<Arc<dyn Grader>>,
     /// The chat template prompts are rendered with, in prompt-rendered mode.
     pub renderer: Option<ChatModel>,
     /// SWE-World's router and transition model, when `run.env = "world"`.
     pub world: Option<Arc<World>>,
-    /// SWE-World's reward model, when `run.evaluator = "swr"` grades the patches.
-    pub swr: Option<SwrGrader>,
     /// Records world-model training data, when `world.record.dir` is set.
     pub recorder: Option<Arc<Recorder>>,
     /// SWE-Edit's `llm_editor` and its subagent models, when `edit.commands` offers it.
@@ -63,17 +58,23 @@ impl Shared {
     /// repositories are found from it); graded patches log to `eval_logs`.
     pub fn new(config: &Config, task_file: &Path, eval_logs: PathBuf) -> Result<Self> {
         let format = config.format()?;
-        let world = WorldParts::new(config, task_file, &eval_logs)?;
-        let evaluation = match config.run.eval && config.run.evaluator == EvaluatorKind::Tests {
-            true => Some(Evaluation::new(config, task_file, eval_logs)?),
+        let analyses = grading::analyses(config)?;
+        let world::WorldParts { world, recorder } = world::parts(config, task_file, &analyses)?;
+        let grader = match config.run.eval {
+            true => Some(grading::grader(
+                config,
+                config.run.evaluator,
+                task_file,
+                config.eval_settings(eval_logs),
+                &analyses,
+            )?),
             false => None,
         };
         Ok(Self {
-            evaluation,
+            grader,
             renderer: models::prompt_renderer(config, format.as_ref())?,
-            world: world.world,
-            swr: world.swr,
-            recorder: world.recorder,
+            world,
+            recorder,
             edit: EditTools::new(config)?,
             config: config.clone(),
             config_json: serde_json::to_value(config)?,
@@ -82,45 +83,6 @@ impl Shared {
             prompts: Prompts::new(&config.prompts)?,
             format,
         })
-    }
-}
-
-/// What grading a rollout's patch needs.
-pub struct Evaluation {
-    pub repos: RepoMap,
-    pub recipes: RecipeTable,
-    pub settings: EvalSettings,
-    /// Tasks' images, chosen as their workspaces' are.
-    pub images: open::TaskImages,
-}
-
-impl Evaluation {
-    /// Grading under `config` for tasks loaded from `task_file`, logging to `logs`.
-    pub fn new(config: &Config, task_file: &Path, logs: PathBuf) -> Result<Self> {
-        Ok(Self {
-            repos: config.repo_map(task_file),
-            recipes: RecipeTable::shipped_with(config.run.recipes.as_deref())
-                .map_err(|error| anyhow::anyhow!("{error}"))?,
-            settings: config.eval_settings(logs),
-            images: open::TaskImages(config.clone()),
-        })
-    }
-
-    /// Grades `patch` (empty: no patch) for `task` by SWE-bench's rules, in a fresh
-    /// workspace of `cache`, its logs in `<logs>/<label>/<instance_id>/` (a rollout's or a
-    /// session's id, so that samples of one task keep their logs apart). Blocks: call it on
-    /// a blocking thread.
-    pub fn grade(&self, cache: &Cache, task: &Task, patch: &str, label: &str) -> InstanceReport {
-        let mut settings = self.settings.clone();
-        settings.log_dir = settings.log_dir.map(|logs| logs.join(label));
-        let evaluator = Evaluator {
-            cache,
-            repos: &self.repos,
-            recipes: &self.recipes,
-            settings,
-            images: Some(&self.images),
-        };
-        evaluator.evaluate(task, Some(patch).filter(|patch| !patch.is_empty()))
     }
 }
 
@@ -195,11 +157,10 @@ impl Rollout {
             task_file,
             format,
             prompts,
-            evaluation,
+            grader,
             renderer,
             world,
             edit,
-            swr,
             recorder,
         } = shared;
         let format = format.as_ref();
@@ -223,7 +184,7 @@ impl Rollout {
         }
         let world_stats = Arc::new(Mutex::new(WorldStats::default()));
         if let Some(world) = world {
-            toolbox = toolbox.with_interceptor(Box::new(WorldInterceptor::new(
+            toolbox = toolbox.with_interceptor(Box::new(WorldInterceptor::simulate(
                 world.clone(),
                 self.task.clone(),
                 WorkspaceFs::with_sandbox_root(
@@ -286,40 +247,27 @@ impl Rollout {
                 .extra
                 .insert("world".into(), serde_json::to_value(&stats)?);
         }
-        if let Some(evaluation) = evaluation {
-            let report = tokio::task::block_in_place(|| {
-                evaluation.grade(cache, &self.task, &outcome.patch, &self.id())
-            });
+        if let Some(grader) = grader {
+            let patch = Some(outcome.patch.as_str()).filter(|patch| !patch.is_empty());
+            let grade = grader.grade(&self.task, patch, Some(&self.id())).await;
             tracing::info!(
-                resolved = report.resolved,
-                error = report.error.as_deref().unwrap_or(""),
+                score = ?grade.score,
+                resolved = grade.resolved(),
+                error = grade.report.error.as_deref().unwrap_or(""),
                 "graded"
             );
-            outcome.reward = Some(if report.resolved { 1.0 } else { 0.0 });
-            outcome.eval_report = Some(serde_json::to_value(&report)?);
+            outcome.reward = Some(grade.score.unwrap_or(0.0));
+            outcome.eval_report = Some(grade.to_json());
             let reward = training::rollout_reward(&self.path, &mut outcome, config)?;
             outcome.extra.insert(training::REWARD_KEY.into(), reward);
-            if let Some(recorder) = recorder
+            if grader.runs_tests()
+                && let Some(recorder) = recorder
                 && let Err(error) = recorder
-                    .record_grade(&self.id(), &self.task, &outcome.patch, &report)
+                    .record_grade(&self.id(), &self.task, &outcome.patch, &grade.report)
                     .await
             {
                 tracing::warn!("cannot record the SWR sample: {error:#}");
             }
-        }
-        if let Some(grader) = swr {
-            let patch = Some(outcome.patch.as_str()).filter(|patch| !patch.is_empty());
-            let report = grader.grade(&self.task, patch, Some(&self.id())).await;
-            tracing::info!(
-                score = ?report.swr.score,
-                resolved = report.report.resolved,
-                error = report.report.error.as_deref().unwrap_or(""),
-                "graded by the reward model"
-            );
-            outcome.reward = Some(report.swr.score.unwrap_or(0.0));
-            outcome.eval_report = Some(serde_json::to_value(&report)?);
-            let reward = training::rollout_reward(&self.path, &mut outcome, config)?;
-            outcome.extra.insert(training::REWARD_KEY.into(), reward);
         }
         writer.finish(&outcome)?;
         Ok(outcome)

@@ -2,6 +2,7 @@
 //! index, the slots, the rollouts and environments, and whether it is shutting down.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -15,6 +16,8 @@ use super::errors::{ApiError, read_json};
 use super::requests::{TaskIndex, checked_id};
 use super::rollouts::Rollouts;
 use super::slots::Slots;
+use swerve_eval::grader::Grader;
+
 use crate::config::Config;
 use crate::config::serve::ServeSection;
 
@@ -151,6 +154,18 @@ impl Service {
     /// Where graded patches' logs go.
     pub fn eval_logs(&self) -> PathBuf {
         self.serve.out.join("eval-logs")
+    }
+
+    /// The grader `config` (the service's, or an environment's) names, its logs in
+    /// [`Service::eval_logs`]. Blocks (it reads the cache directory).
+    pub fn grader(&self, config: &Config) -> anyhow::Result<Arc<dyn Grader>> {
+        crate::grading::grader(
+            config,
+            config.run.evaluator,
+            &self.task_file,
+            config.eval_settings(self.eval_logs()),
+            &crate::grading::analyses(config)?,
+        )
     }
 }
 

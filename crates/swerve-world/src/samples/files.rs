@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::WorldSample;
 use anyhow::{Context, Result, bail};
 use swerve_core::seeded::draw;
-use swerve_world::samples::WorldSample;
 
 /// The recorded samples under `paths`: a recording directory (its `swt/` and `swr/`
 /// files, in name order) or a JSON-lines file of samples. A line that is not a sample is an
@@ -147,13 +147,13 @@ pub fn sft_row(sample: &WorldSample) -> serde_json::Value {
 
 #[cfg(test)]
 mod tests {
+    use crate::TransitionContext;
+    use crate::context::{ContextConfig, IssueInputs, Sources, SwrContext};
+    use crate::fidelity::CommandResult;
+    use crate::samples::{RealGrade, SwrSample, SwtSample};
+    use crate::tokens::ApproxTokens;
     use swerve_core::Task;
     use swerve_tools::WorkspaceFs;
-    use swerve_world::TransitionContext;
-    use swerve_world::context::{ContextConfig, IssueInputs, Sources, SwrContext};
-    use swerve_world::fidelity::CommandResult;
-    use swerve_world::samples::{RealGrade, SwrSample, SwtSample};
-    use swerve_world::tokens::ApproxTokens;
 
     use super::*;
 

@@ -2,7 +2,10 @@
 //! the chat messages SWT or SWR is prompted with, then the real answer as the assistant
 //! turn (SWE-World's SFT data: the SWT target is `{"stdout", "stderr", "exit_code"}`, the
 //! SWR target `{"test_report", "reward"}`), with the real and, when the world model was
-//! asked too, the simulated result beside them for fidelity reports.
+//! asked too, the simulated result beside them for fidelity reports. [`files`] reads them
+//! back, balances them and turns them into SFT rows.
+
+pub mod files;
 
 use std::path::PathBuf;
 

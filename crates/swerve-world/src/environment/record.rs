@@ -16,25 +16,25 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context;
-use swerve_core::{ExecOutcome, Shell, Task, ToolCall};
+use swerve_core::{ExecOutcome, Shell, Task};
 use swerve_eval::report::{ErrorClass, InstanceReport};
 use swerve_llm::Model;
-use swerve_tools::{CallInterceptor, ToolConfig, ToolResult, WorkspaceFs};
-use swerve_world::fidelity::CommandResult;
-use swerve_world::samples::{
-    PredictedGrade, RealGrade, SwrSample, SwtSample, WorldSample, test_report,
-};
-use swerve_world::tokens::ApproxTokens;
-use swerve_world::{Route, Router, TransitionContext, bash_command, simulate_command};
+use swerve_tools::{ToolConfig, WorkspaceFs};
 
-use super::analysis::Analyses;
-use super::grading::{EvaluationContexts, SwrGrader};
-use super::transition_context;
+use super::{Mode, WorldInterceptor};
+use crate::fidelity::CommandResult;
+use crate::samples::{PredictedGrade, RealGrade, SwrSample, SwtSample, WorldSample, test_report};
+use crate::swr::grader::{EvaluationContexts, SwrGrader};
+use crate::tokens::ApproxTokens;
+use crate::{Router, TransitionContext, simulate_command};
 
 /// What every rollout of a recording run shares.
 pub struct Recorder {
+    /// Decides which commands would be simulated (only those are recorded).
     pub router: Router,
+    /// Where the samples go (`world.record.dir`).
     pub dir: PathBuf,
+    /// Where evaluation contexts come from.
     pub contexts: Arc<EvaluationContexts>,
     /// The transition model, asked beside real runs (`world.record.simulate`).
     pub transition: Option<Arc<dyn Model>>,
@@ -43,10 +43,6 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    fn analyses(&self) -> &Analyses {
-        &self.contexts.analyses
-    }
-
     /// The recording of one rollout: its files started afresh, the interceptor that
     /// assembles transition contexts, and the shell (wrapping `shell`) that records what
     /// the commands really printed. Must be called on a tokio multi-threaded runtime.
@@ -56,7 +52,7 @@ impl Recorder {
         task: &Task,
         base: WorkspaceFs,
         shell: Arc<dyn Shell>,
-    ) -> anyhow::Result<(RecordingInterceptor, Arc<dyn Shell>)> {
+    ) -> anyhow::Result<(WorldInterceptor, Arc<dyn Shell>)> {
         let file = SampleFile::create(&self.dir.join("swt").join(format!("{rollout}.jsonl")))?;
         SampleFile::create(&self.dir.join("swr").join(format!("{rollout}.jsonl")))?;
         let pending = Arc::new(Mutex::new(None));
@@ -66,14 +62,15 @@ impl Recorder {
             pending: pending.clone(),
             file: Mutex::new(file),
         };
-        let interceptor = RecordingInterceptor {
-            recorder: self.clone(),
-            task: task.clone(),
+        let interceptor = WorldInterceptor::new(
+            Mode::Record {
+                recorder: self.clone(),
+                pending,
+            },
+            task.clone(),
             base,
             shell,
-            pending,
-            runtime: tokio::runtime::Handle::current(),
-        };
+        );
         Ok((interceptor, Arc::new(recording_shell)))
     }
 
@@ -137,7 +134,7 @@ impl Recorder {
 }
 
 /// A transition context waiting for its command's real result.
-struct Pending {
+pub(super) struct Pending {
     command: String,
     context: TransitionContext,
     /// The transition model's prediction, when it was asked.
@@ -145,43 +142,19 @@ struct Pending {
     simulation_error: Option<String>,
 }
 
-/// Assembles the transition context of each command the router would simulate, before the
-/// command runs for real; never answers a call itself.
-pub struct RecordingInterceptor {
-    recorder: Arc<Recorder>,
-    task: Task,
-    base: WorkspaceFs,
-    shell: Arc<dyn Shell>,
-    pending: Arc<Mutex<Option<Pending>>>,
-    runtime: tokio::runtime::Handle,
-}
-
-impl CallInterceptor for RecordingInterceptor {
-    fn intercept(
-        &mut self,
-        call: &ToolCall,
-        fs: &WorkspaceFs,
+impl Recorder {
+    /// What waits for `command`'s real result: its `context`, and the transition model's
+    /// prediction when `world.record.simulate` asks for it.
+    pub(super) fn pending(
+        &self,
+        runtime: &tokio::runtime::Handle,
+        command: String,
+        context: TransitionContext,
         config: &ToolConfig,
-    ) -> Option<ToolResult> {
-        let command = bash_command(call).filter(|_| call.name == "execute_bash")?;
-        // A context left by a command that never ran (refused by `execute_bash`) is stale.
-        *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        if self.recorder.router.route_call(call).route != Route::Simulated {
-            return None;
-        }
-        let recorder = &self.recorder;
-        let world = &recorder.contexts.world;
-        let context = self.runtime.block_on(transition_context(
-            recorder.analyses(),
-            &self.task,
-            self.shell.as_ref(),
-            fs,
-            &self.base,
-            &command,
-            world,
-        ));
-        let simulated = recorder.transition.as_ref().map(|model| {
-            self.runtime.block_on(simulate_command(
+    ) -> Pending {
+        let world = &self.contexts.world;
+        let simulated = self.transition.as_ref().map(|model| {
+            runtime.block_on(simulate_command(
                 model.as_ref(),
                 &context,
                 &world.swt,
@@ -199,13 +172,12 @@ impl CallInterceptor for RecordingInterceptor {
             ),
             None => (None, None),
         };
-        *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = Some(Pending {
+        Pending {
             command,
             context,
             simulated,
             simulation_error,
-        });
-        None
+        }
     }
 }
 

@@ -1,6 +1,9 @@
 //! SWR, the reward model as an evaluator: M calls (concurrently) on one evaluation
 //! context, each reply parsed into `{test_report, reward}`, the score the mean reward of
 //! the usable replies. An empty patch scores 0 without a call, as in SWE-World.
+//! [`grader::SwrGrader`] grades patches this way behind swerve-eval's `Grader` seam.
+
+pub mod grader;
 
 use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};

@@ -1,31 +1,29 @@
-//! SWR as an evaluator: a patch is graded by the reward model instead of by running its
+//! [`SwrGrader`], SWR as a [`Grader`]: a patch is graded by the reward model instead of by running its
 //! tests. The evaluation context is read from a fresh workspace at the base commit with the
 //! patch applied by SWE-bench's cascade and the test files reset and patched as the eval
 //! script would (git only: no project code runs), and the test command is SWE-bench's from
 //! the test spec. The report is SWE-bench's per-instance report, marked as predicted
 //! (`"evaluator": "swr"`) and carrying the votes.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Result;
 use serde::Serialize;
 use swerve_core::atomic::write_json_atomically;
 use swerve_core::{Shell, Task};
 use swerve_eval::apply::{apply_patch, write_file};
 use swerve_eval::evaluate::sha256;
+use swerve_eval::grader::{Grade, GradeFuture, Grader};
 use swerve_eval::report::{ErrorClass, InstanceReport, SpecSummary};
 use swerve_eval::spec::{RecipeTable, resolve_spec};
 use swerve_llm::Model;
 use swerve_sandbox::{Cache, RepoMap, Workspace, WorkspaceOptions};
 use swerve_tools::WorkspaceFs;
-use swerve_world::tokens::ApproxTokens;
-use swerve_world::{IssueInputs, Sources, SwrContext, SwrScore, WorldConfig, score};
 
-use super::analysis::Analyses;
-use super::models;
-use crate::config::Config;
+use crate::analysis::cache::Analyses;
+use crate::tokens::ApproxTokens;
+use crate::{IssueInputs, Sources, SwrContext, SwrScore, WorldConfig, score};
 
 /// What the evaluator field of a predicted report says.
 pub const EVALUATOR: &str = "swr";
@@ -35,11 +33,17 @@ const TEST_PATCH_PATH: &str = "/tmp/swerve-test.patch";
 
 /// Builds evaluation contexts for patches.
 pub struct EvaluationContexts {
+    /// Base checkouts and workspace layers.
     pub cache: Cache,
+    /// Where the tasks' repositories are.
     pub repos: RepoMap,
+    /// How each task is tested (its test command and files).
     pub recipes: RecipeTable,
+    /// How grading workspaces are made.
     pub workspace: WorkspaceOptions,
+    /// The `[world]` settings: context budgets, prompts, SWR's votes and threshold.
     pub world: WorldConfig,
+    /// The tasks' initial analyses.
     pub analyses: Arc<Analyses>,
 }
 
@@ -47,20 +51,6 @@ pub struct EvaluationContexts {
 pub type ContextError = (ErrorClass, String);
 
 impl EvaluationContexts {
-    /// Contexts under `config` for tasks loaded from `task_file` (their repositories are
-    /// found from it).
-    pub fn new(config: &Config, task_file: &Path, analyses: Arc<Analyses>) -> Result<Self> {
-        Ok(Self {
-            cache: config.cache()?,
-            repos: config.repo_map(task_file),
-            recipes: RecipeTable::shipped_with(config.run.recipes.as_deref())
-                .map_err(|error| anyhow::anyhow!("{error}"))?,
-            workspace: config.workspace_options(),
-            world: config.world.clone(),
-            analyses,
-        })
-    }
-
     /// The context for grading `patch` (non-empty) of `task`, and what the task is tested
     /// with. Must run on a multi-threaded tokio runtime (the workspace work blocks).
     pub async fn assemble(
@@ -173,7 +163,9 @@ fn apply_test_patch(
 /// One vote, as the report shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Vote {
+    /// 1 (resolved) or 0.
     pub reward: u8,
+    /// The test report the model wrote.
     pub test_report: String,
 }
 
@@ -205,16 +197,20 @@ pub struct SwrSummary {
 /// `resolved` the score reaching the threshold), `evaluator = "swr"` and the votes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SwrReport {
+    /// SWE-bench's fields.
     #[serde(flatten)]
     pub report: InstanceReport,
     /// Always [`EVALUATOR`]: the grade is predicted, no test ran.
     pub evaluator: &'static str,
+    /// The votes.
     pub swr: SwrSummary,
 }
 
 /// Grades patches with the reward model.
 pub struct SwrGrader {
+    /// Where evaluation contexts come from.
     pub contexts: Arc<EvaluationContexts>,
+    /// The reward model.
     pub model: Arc<dyn Model>,
     /// Where each instance's full score (replies, reasoning, usage) is written as
     /// `<log_dir>/<instance_id>/swr.json` (`<log_dir>/<label>/<instance_id>/swr.json` when
@@ -223,23 +219,6 @@ pub struct SwrGrader {
 }
 
 impl SwrGrader {
-    /// The reward model of `config` (`[world.reward_model]`, required) over `contexts`.
-    pub fn new(
-        config: &Config,
-        contexts: Arc<EvaluationContexts>,
-        log_dir: Option<PathBuf>,
-    ) -> Result<Self> {
-        Ok(Self {
-            model: models::require(
-                &config.world.reward_model,
-                "world.reward_model",
-                "grading with SWR",
-            )?,
-            contexts,
-            log_dir,
-        })
-    }
-
     /// The reward model's score of `context` (M calls as `[world.swr]` says).
     pub async fn score(&self, context: &SwrContext) -> SwrScore {
         let swr = &self.contexts.world.swr;
@@ -249,7 +228,7 @@ impl SwrGrader {
     /// Grades `patch` (`None`: the model gave none) for `task`, its votes saved under
     /// `label` (a rollout's id) when given. Never fails: problems are the report's error, as
     /// in real evaluation.
-    pub async fn grade(&self, task: &Task, patch: Option<&str>, label: Option<&str>) -> SwrReport {
+    pub async fn report(&self, task: &Task, patch: Option<&str>, label: Option<&str>) -> SwrReport {
         let swr = &self.contexts.world.swr;
         let mut report = InstanceReport::new(patch);
         report.patch_hash = patch.map(sha256);
@@ -327,5 +306,33 @@ impl SwrGrader {
                 dir.display()
             );
         }
+    }
+}
+
+impl Grader for SwrGrader {
+    fn grade<'a>(
+        &'a self,
+        task: &'a Task,
+        patch: Option<&'a str>,
+        label: Option<&'a str>,
+    ) -> GradeFuture<'a> {
+        Box::pin(async move {
+            let predicted = self.report(task, patch, label).await;
+            let mut prediction = serde_json::Map::new();
+            prediction.insert("evaluator".into(), EVALUATOR.into());
+            prediction.insert(
+                "swr".into(),
+                serde_json::to_value(&predicted.swr).unwrap_or_default(),
+            );
+            Grade {
+                score: predicted.swr.score,
+                report: predicted.report,
+                prediction: Some(prediction),
+            }
+        })
+    }
+
+    fn runs_tests(&self) -> bool {
+        false
     }
 }

@@ -12,13 +12,12 @@ use swerve_core::Task;
 use swerve_core::atomic::write_json_atomically;
 use swerve_eval::evaluate::sha256;
 use swerve_llm::Model;
-use swerve_world::WorldConfig;
-use swerve_world::analysis::generate_analysis;
-use swerve_world::context::analysis_messages;
-use swerve_world::tokens::ApproxTokens;
 use tokio::sync::OnceCell;
 
-use super::models;
+use super::generate_analysis;
+use crate::WorldConfig;
+use crate::context::analysis_messages;
+use crate::tokens::ApproxTokens;
 
 /// One cached analysis, as stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,14 +41,15 @@ pub struct Analyses {
 }
 
 impl Analyses {
-    /// The analyses `config.analysis_model` writes, cached under `cache_root/world/analysis`.
-    pub fn new(config: &WorldConfig, cache_root: &Path) -> anyhow::Result<Self> {
-        Ok(Self {
-            model: models::load(&config.analysis_model, "world.analysis_model")?,
+    /// The analyses `model` (built from `config.analysis_model`; `None` when it is unset)
+    /// writes, cached under `cache_root/world/analysis`.
+    pub fn new(model: Option<Arc<dyn Model>>, config: &WorldConfig, cache_root: &Path) -> Self {
+        Self {
+            model,
             config: config.clone(),
             dir: cache_root.join("world").join("analysis"),
             cells: Mutex::default(),
-        })
+        }
     }
 
     /// `task`'s analysis: the row's own `initial_analysis` when it has one (SWE-World's
@@ -160,7 +160,7 @@ mod row_tests {
     #[tokio::test]
     async fn a_rows_own_analysis_is_used() {
         let cache = tempfile::tempdir().unwrap();
-        let analyses = Analyses::new(&WorldConfig::default(), cache.path()).unwrap();
+        let analyses = Analyses::new(None, &WorldConfig::default(), cache.path());
         let mut task = Task::new("o__r-1", "o/r", "abc", "It breaks.");
         assert_eq!(analyses.get(&task).await, None);
         task.extra

@@ -1,7 +1,9 @@
 //! The initial analysis: a few bullets on a task's bug, its fix and its tests, written
 //! once per task by a model from the issue, hints, gold patch, test patch and test lists,
-//! and shown to both world models. This module asks for it and reads the reply; caching
-//! it per task is the caller's (`swerve` keeps it on disk).
+//! and shown to both world models. This module asks for it and reads the reply; [`cache`]
+//! keeps each task's analysis on disk so that it is written once.
+
+pub mod cache;
 
 use serde::{Deserialize, Serialize};
 use swerve_core::Task;
