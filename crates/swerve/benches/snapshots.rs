@@ -22,14 +22,14 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use support::{Report, Samples};
-use swerve::agile::snapshots::{Sample, samples};
-use swerve::agile::tokens::Tokens;
 use swerve_agent::reasoning::{ContextPolicy, SendReasoning, Window};
 use swerve_core::ToolCall;
 use swerve_core::trajectory::turn::content;
 use swerve_core::trajectory::{
     ExitReason, Header, Message, MessagesSent, Outcome, Step, Trajectory, write_trajectory,
 };
+use swerve_train::agile::snapshots::{Sample, samples};
+use swerve_train::agile::tokens::Tokens;
 
 /// Steps per trajectory.
 const STEPS: usize = 50;

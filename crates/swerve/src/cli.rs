@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use swerve_agent::reasoning::WindowPolicy;
+use swerve_train::tts::SelectBy;
 
 use crate::config::EvaluatorKind;
 use crate::config::layers::{given, toml_string};
-use crate::world::select::SelectBy;
 
 /// swerve: run, grade and learn from software-engineering agents.
 #[derive(Debug, Parser)]
@@ -58,6 +58,27 @@ pub enum IsolationArg {
     Auto,
     Namespaces,
     None,
+}
+
+/// `--by`: [`SelectBy`] as the command line writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SelectByArg {
+    /// The highest mean SWR score.
+    Swr,
+    /// The highest share of FAIL_TO_PASS and PASS_TO_PASS tests passing in real evaluation.
+    Tests,
+    /// Resolved (by real evaluation) if any candidate is: the pass@k upper bound.
+    Oracle,
+}
+
+impl From<SelectByArg> for SelectBy {
+    fn from(arg: SelectByArg) -> SelectBy {
+        match arg {
+            SelectByArg::Swr => SelectBy::Swr,
+            SelectByArg::Tests => SelectBy::Tests,
+            SelectByArg::Oracle => SelectBy::Oracle,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -479,7 +500,7 @@ pub struct TokenizerArgs {
 pub struct WindowArgs {
     /// Earlier turns keeping their reasoning: N, a..b (N drawn per trajectory), interleaved
     /// or current_step [default: the N the run recorded].
-    #[arg(long, value_name = "N|a..b", value_parser = crate::agile::window::parse)]
+    #[arg(long, value_name = "N|a..b", value_parser = <WindowPolicy as std::str::FromStr>::from_str)]
     pub window: Option<WindowPolicy>,
     /// Seed of the draw of N from a..b, with the trajectory id (as agent.reasoning.seed).
     #[arg(long, default_value_t = 0)]
@@ -679,7 +700,7 @@ pub struct BackfillArgs {
     pub base_url: Option<String>,
     /// Earlier steps whose reasoning the teacher sees: N, or a..b to draw N per trajectory
     /// [backfill.window].
-    #[arg(long, value_name = "N|a..b", value_parser = crate::agile::window::parse)]
+    #[arg(long, value_name = "N|a..b", value_parser = <WindowPolicy as std::str::FromStr>::from_str)]
     pub window: Option<WindowPolicy>,
     /// Trajectories backfilled at once [backfill.concurrency].
     #[arg(long, value_name = "N")]
@@ -722,7 +743,7 @@ pub struct SnapshotArgs {
     pub files: Vec<PathBuf>,
     /// Earlier turns keeping their reasoning in each context: N, a..b (N drawn per
     /// trajectory from the seed and its id), interleaved or current_step.
-    #[arg(long, value_name = "N|a..b", value_parser = crate::agile::window::parse)]
+    #[arg(long, value_name = "N|a..b", value_parser = <WindowPolicy as std::str::FromStr>::from_str)]
     pub window: WindowPolicy,
     /// Seed of the draw of N from a..b (as agent.reasoning.seed).
     #[arg(long, default_value_t = 0)]
@@ -1002,8 +1023,8 @@ pub struct SelectArgs {
     pub runs: Vec<PathBuf>,
     /// How a candidate is picked: the highest mean SWR score, the most real tests passing,
     /// or the oracle (resolved if any is).
-    #[arg(long, value_enum, default_value_t = SelectBy::Swr)]
-    pub by: SelectBy,
+    #[arg(long, value_enum, default_value_t = SelectByArg::Swr)]
+    pub by: SelectByArg,
     /// Seed of the draw that breaks ties.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,

@@ -4,7 +4,6 @@
 //! configuration ([`config`]), run one command ([`commands`]), print errors a person can
 //! act on and exit with a meaningful status.
 
-pub mod agile;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -12,7 +11,6 @@ pub mod embedded;
 pub mod grading;
 pub mod logging;
 pub mod open;
-pub mod rows;
 pub mod training;
 pub mod world;
 

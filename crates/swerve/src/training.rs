@@ -1,19 +1,14 @@
-//! The `swerve` side of training data (`swerve_train`): the rewards of trajectory files,
-//! with errors naming the file; recording a rollout's reward in its outcome; finding a
-//! run's trajectories; re-tokenizing steps with a model's chat template when asked to. See
+//! Rewards under the configuration (`swerve_train::reward`): checking `[reward]` before a
+//! run, recording a rollout's reward in its outcome, and finding a run's trajectories. See
 //! `docs/training.md`.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use swerve_core::trajectory::{Message, Outcome, read_trajectory};
-use swerve_train::export::Retokenize;
-use swerve_train::reward::{RewardBreakdown, RewardConfig, reward};
+use swerve_core::trajectory::{Outcome, read_trajectory};
+use swerve_train::agile::online;
+use swerve_train::reward::reward;
 
-use crate::agile::tokens::Tokens;
-use swerve_core::trajectory::import::Loaded;
-
-use crate::agile::online;
 use crate::config::Config;
 
 /// The key of a rollout outcome's `extra` that holds its reward and parts.
@@ -84,11 +79,6 @@ pub fn rollout_reward(
     Ok(serde_json::to_value(breakdown)?)
 }
 
-/// The reward of a loaded trajectory; the error names its file.
-pub fn reward_of(loaded: &Loaded, config: &RewardConfig) -> Result<RewardBreakdown> {
-    reward(&loaded.trajectory, config).with_context(|| loaded.path.display().to_string())
-}
-
 /// The trajectory files to read: `run`'s `trajectories/*.jsonl` (sorted) and `files`.
 pub fn trajectory_files(run: Option<&Path>, files: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut found = Vec::new();
@@ -113,43 +103,4 @@ pub fn trajectory_files(run: Option<&Path>, files: &[PathBuf]) -> Result<Vec<Pat
         bail!("no trajectories: give --run DIR or trajectory files");
     }
     Ok(found)
-}
-
-/// Re-tokenizes a step with a model's chat template: the prompt rendered with the
-/// generation prompt, and the reply as the template renders it after that prompt (its
-/// end-of-turn tokens included). Only on explicit request: the ids may differ from those
-/// the model saw and wrote.
-pub struct TemplateTokens<'a>(pub Tokens<'a>);
-
-impl Retokenize for TemplateTokens<'_> {
-    fn step(&self, sent: &[Message], reply: &Message) -> Result<(Vec<u32>, Vec<u32>), String> {
-        let tokens = &self.0;
-        let prompt = tokens.render(sent, true).map_err(|e| format!("{e:#}"))?;
-        let mut whole_messages = sent.to_vec();
-        whole_messages.push(reply.clone());
-        let whole = tokens
-            .render(&whole_messages, false)
-            .map_err(|e| format!("{e:#}"))?;
-        let Some(reply_text) = whole.strip_prefix(prompt.as_str()) else {
-            return Err(
-                "the chat template renders the prompt differently once the reply follows it, \
-                 so the reply's tokens cannot be told apart"
-                    .into(),
-            );
-        };
-        let encode = |text: &str| tokens.encode_text(text).map_err(|e| format!("{e:#}"));
-        Ok((encode(&prompt)?, encode(reply_text)?))
-    }
-}
-
-/// Writes `rows` to `path` as JSON lines, or as Parquet when its name ends in `.parquet`
-/// ([`crate::rows`]), atomically: all of them or, on error, nothing.
-pub fn write_lines<T: serde::Serialize>(path: &Path, rows: &[T]) -> Result<()> {
-    crate::rows::write_rows(path, |out| {
-        for row in rows {
-            serde_json::to_writer(&mut *out, row)?;
-            out.write_all(b"\n")?;
-        }
-        Ok(())
-    })
 }

@@ -48,6 +48,37 @@ impl WindowPolicy {
     }
 }
 
+/// A window as written on the command line: `N`, `a..b` (a range to draw N from),
+/// `interleaved` or `current_step`.
+impl std::str::FromStr for WindowPolicy {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<WindowPolicy, String> {
+        let number = |part: &str| {
+            part.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("{part:?} is not a number of turns"))
+        };
+        match text.trim() {
+            "interleaved" => Ok(WindowPolicy::Interleaved),
+            "current_step" => Ok(WindowPolicy::CurrentStep),
+            range if range.contains("..") => {
+                let (min, max) = range.split_once("..").unwrap_or_default();
+                let (min, max) = (number(min)?, number(max.trim_start_matches('='))?);
+                if min > max {
+                    return Err(format!(
+                        "the range {min}..{max} is empty: write a..b with a <= b"
+                    ));
+                }
+                Ok(WindowPolicy::Random { min, max })
+            }
+            n => number(n)
+                .map(WindowPolicy::Last)
+                .map_err(|error| format!("{error}: write N, a..b, interleaved or current_step")),
+        }
+    }
+}
+
 impl Serialize for WindowPolicy {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match *self {
@@ -124,6 +155,37 @@ fn turns<E: de::Error>(value: u64) -> Result<u32, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::str::FromStr;
+
+    #[test]
+    fn reads_each_form_and_rejects_the_rest() {
+        assert_eq!(WindowPolicy::from_str("3"), Ok(WindowPolicy::Last(3)));
+        assert_eq!(
+            WindowPolicy::from_str("1..4"),
+            Ok(WindowPolicy::Random { min: 1, max: 4 })
+        );
+        assert_eq!(
+            WindowPolicy::from_str("1..=4"),
+            Ok(WindowPolicy::Random { min: 1, max: 4 })
+        );
+        assert_eq!(
+            WindowPolicy::from_str("interleaved"),
+            Ok(WindowPolicy::Interleaved)
+        );
+        assert_eq!(
+            WindowPolicy::from_str("current_step"),
+            Ok(WindowPolicy::CurrentStep)
+        );
+        for (bad, expected) in [
+            ("4..1", "is empty"),
+            ("x", "write N, a..b"),
+            ("1..", "is not a number"),
+            ("-1", "is not a number"),
+        ] {
+            let error = WindowPolicy::from_str(bad).unwrap_err();
+            assert!(error.contains(expected), "{bad}: {error}");
+        }
+    }
 
     #[derive(Debug, Deserialize, Serialize)]
     struct Holder {

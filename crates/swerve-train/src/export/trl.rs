@@ -51,7 +51,7 @@ mod tests {
 
     use super::super::{conversation_of, fixture};
     use super::*;
-    use crate::select::turn_weights;
+    use crate::rft::turn_weights;
 
     #[test]
     fn one_row_per_trained_step_round_trips() {

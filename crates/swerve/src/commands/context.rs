@@ -14,12 +14,12 @@ use swerve_core::trajectory::import::{Loaded, load_all};
 use swerve_core::trajectory::{Message, read_trajectory, write_trajectory};
 use swerve_train::reward::resolved;
 
-use crate::agile::accounting::{StepTokens, TrajectoryTokens, account};
-use crate::agile::plot::{Panel, svg};
-use crate::agile::reward::{RewardConfig, compression_reward};
-use crate::agile::tokens::{Tokens, load_model};
-use crate::agile::window;
 use crate::cli::{ContextCommand, RateArg, TokenizerArgs, WindowArgs};
+use swerve_train::agile::accounting::{StepTokens, TrajectoryTokens, account};
+use swerve_train::agile::plot::{Panel, svg};
+use swerve_train::agile::tokens::{Tokens, load_model};
+use swerve_train::agile::window;
+use swerve_train::reward::{RewardConfig, compression_reward};
 
 pub fn run(command: ContextCommand) -> Result<ExitCode> {
     match command {
@@ -53,10 +53,13 @@ pub fn run(command: ContextCommand) -> Result<ExitCode> {
             write,
             json,
         } => {
+            // `--beta`, `--gamma` and `--format-penalty` are `[reward]`'s
+            // compression_weight, compression_clip and (negated) format_exit_penalty.
             let config = RewardConfig {
-                beta,
-                gamma,
-                format_penalty,
+                compression_weight: beta,
+                compression_clip: gamma,
+                format_exit_penalty: -format_penalty,
+                ..RewardConfig::default()
             };
             let model = model(&tokenizer)?;
             for loaded in load_all(&files)? {
@@ -231,8 +234,8 @@ fn reward(
         "compression_rate": compression_rate,
         "rate": match rate { RateArg::Code => "code", RateArg::Paper => "paper" },
         "window": window::turns(measured.window),
-        "beta": config.beta,
-        "gamma": config.gamma,
+        "beta": config.compression_weight,
+        "gamma": config.compression_clip,
     });
     if write {
         record_reward(&loaded.path, &trajectory.header.id, record.clone())?;

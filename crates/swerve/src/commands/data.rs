@@ -14,14 +14,14 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use swerve_core::trajectory::import::detect_and_import;
 use swerve_train::reward::reward;
-use swerve_train::select::{keep, turn_weights};
+use swerve_train::rft::{keep, turn_weights};
 
-use crate::agile::snapshots::{SampleFormat, write_trajectory};
-use crate::agile::tokens::{Tokens, load_model};
-use crate::agile::window;
 use crate::cli::{DataCommand, SampleFormatArg, SnapshotArgs};
 use crate::config::Config;
-use crate::rows::write_rows;
+use swerve_train::agile::snapshots::{SampleFormat, write_trajectory};
+use swerve_train::agile::tokens::{Tokens, load_model};
+use swerve_train::agile::window;
+use swerve_train::rows::write_rows;
 
 pub fn run(config: &Config, command: DataCommand) -> Result<ExitCode> {
     match command {

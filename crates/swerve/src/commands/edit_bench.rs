@@ -294,7 +294,7 @@ fn export(config: &Config, args: crate::cli::EditBenchExportArgs) -> Result<Exit
         .iter()
         .map(|instance| swerve_edit::rl_row(instance, config.edit.format))
         .collect();
-    crate::rows::write_rows(&args.out, |out| {
+    swerve_train::rows::write_rows(&args.out, |out| {
         for row in &rows {
             writeln!(out, "{row}")?;
         }

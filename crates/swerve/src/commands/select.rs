@@ -19,18 +19,21 @@ use crate::cli::SelectArgs;
 use crate::config::{Config, EvaluatorKind};
 use crate::grading;
 use crate::open;
-use crate::world::select::{Candidate, SelectBy, Selection, read_candidates, select};
+use swerve_train::tts::{Candidate, SelectBy, Selection, select};
+
+use crate::world::candidates::read_candidates;
 
 pub fn run(config: &Config, args: SelectArgs) -> Result<ExitCode> {
+    let by = SelectBy::from(args.by);
     let mut tasks = read_candidates(&args.runs)?;
     let unscored = |tasks: &BTreeMap<String, Vec<Candidate>>| {
         tasks
             .values()
             .flatten()
-            .filter(|candidate| candidate.score(args.by).is_none())
+            .filter(|candidate| candidate.score(by).is_none())
             .count()
     };
-    if args.by == SelectBy::Swr && unscored(&tasks) > 0 {
+    if by == SelectBy::Swr && unscored(&tasks) > 0 {
         match &args.tasks {
             Some(file) => score_missing(config, file, &args.out, args.concurrency, &mut tasks)?,
             None => bail!(
@@ -40,20 +43,20 @@ pub fn run(config: &Config, args: SelectArgs) -> Result<ExitCode> {
             ),
         }
     }
-    if matches!(args.by, SelectBy::Tests | SelectBy::Oracle) && unscored(&tasks) > 0 {
+    if matches!(by, SelectBy::Tests | SelectBy::Oracle) && unscored(&tasks) > 0 {
         eprintln!(
             "warning: {} candidates have no real evaluation (run with --eval); they rank last",
             unscored(&tasks)
         );
     }
-    let selection = select(tasks, args.by, args.seed);
+    let selection = select(tasks, by, args.seed);
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     write(
         &args.out.join("selection.json"),
         &serde_json::to_string_pretty(&selection)?,
     )?;
-    let model = format!("swerve-select-{}", by_name(args.by));
+    let model = format!("swerve-select-{}", by_name(by));
     let mut preds = String::new();
     for task in &selection.tasks {
         let prediction = Prediction {

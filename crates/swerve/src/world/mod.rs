@@ -1,10 +1,10 @@
 //! SWE-World's parts of a run, built from the configuration: the world models
 //! ([`models`]), the world environment and the training-data recorder ([`parts`]), and
-//! choosing among candidate rollouts ([`select`]). The parts themselves live in
+//! the candidate rollouts test-time selection chooses among ([`candidates`]). The parts themselves live in
 //! `swerve-world`.
 
+pub mod candidates;
 pub mod models;
-pub mod select;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -14,7 +14,10 @@ use swerve_train::reward::RewardBreakdown;
 
 use crate::cli::{AdvantagesArgs, EstimatorArg};
 use crate::config::Config;
-use crate::training::{reward_of, trajectory_files, write_lines};
+use swerve_train::reward::reward_of;
+use swerve_train::rows::write_lines;
+
+use crate::training::trajectory_files;
 
 pub fn run(config: &Config, args: &AdvantagesArgs) -> Result<ExitCode> {
     let source = &args.source;

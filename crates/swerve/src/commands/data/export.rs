@@ -11,12 +11,16 @@ use swerve_chat::ChatModel;
 use swerve_core::trajectory::import::{Loaded, load_all};
 use swerve_train::export::{Retokenize, conversation_of, messages, skyrl, step_tokens, trl, verl};
 use swerve_train::reward::reward;
-use swerve_train::select::{keep, turn_weights};
+use swerve_train::rft::{keep, turn_weights};
 
-use crate::agile::tokens::{Tokens, load_model, request_tools};
 use crate::cli::{ExportArgs, ExportFormatArg};
 use crate::config::Config;
-use crate::training::{TemplateTokens, reward_of, trajectory_files, write_lines};
+use swerve_train::agile::tokens::TemplateTokens;
+use swerve_train::agile::tokens::{Tokens, load_model, request_tools};
+use swerve_train::reward::reward_of;
+use swerve_train::rows::write_lines;
+
+use crate::training::trajectory_files;
 
 pub fn run(config: &Config, args: &ExportArgs) -> Result<ExitCode> {
     config.reward.validate()?;

@@ -16,7 +16,9 @@ use swerve_train::reward::resolved;
 
 use crate::cli::CurateArgs;
 use crate::open;
-use crate::training::{trajectory_files, write_lines};
+use swerve_train::rows::write_lines;
+
+use crate::training::trajectory_files;
 
 pub fn run(args: &CurateArgs) -> Result<ExitCode> {
     if !(0.0..=1.0).contains(&args.max_success_rate) {

@@ -1,5 +1,6 @@
 //! [`Tokens`]: a model's chat template and tokenizer applied to one trajectory's messages,
-//! with the tool schemas its requests carried (native function calling).
+//! with the tool schemas its requests carried (native function calling); and
+//! [`TemplateTokens`], re-tokenizing a step for an export that asks for it.
 //!
 //! A step's context under a window is the agent's own [`ContextPolicy`] applied to the
 //! conversation, kept reasoning sent inline (`agent.reasoning.send = "inline"`), rendered
@@ -116,4 +117,31 @@ pub fn request_tools(config: &Value) -> Result<Option<Vec<Value>>> {
         specs.push(recall::spec());
     }
     Ok(Some(specs))
+}
+
+/// Re-tokenizes a step with a model's chat template: the prompt rendered with the
+/// generation prompt, and the reply as the template renders it after that prompt (its
+/// end-of-turn tokens included). Only on explicit request: the ids may differ from those
+/// the model saw and wrote.
+pub struct TemplateTokens<'a>(pub Tokens<'a>);
+
+impl crate::export::Retokenize for TemplateTokens<'_> {
+    fn step(&self, sent: &[Message], reply: &Message) -> Result<(Vec<u32>, Vec<u32>), String> {
+        let tokens = &self.0;
+        let prompt = tokens.render(sent, true).map_err(|e| format!("{e:#}"))?;
+        let mut whole_messages = sent.to_vec();
+        whole_messages.push(reply.clone());
+        let whole = tokens
+            .render(&whole_messages, false)
+            .map_err(|e| format!("{e:#}"))?;
+        let Some(reply_text) = whole.strip_prefix(prompt.as_str()) else {
+            return Err(
+                "the chat template renders the prompt differently once the reply follows it, \
+                 so the reply's tokens cannot be told apart"
+                    .into(),
+            );
+        };
+        let encode = |text: &str| tokens.encode_text(text).map_err(|e| format!("{e:#}"));
+        Ok((encode(&prompt)?, encode(reply_text)?))
+    }
 }

@@ -11,11 +11,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+use crate::reward::CompressionRate;
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 use swerve_chat::ChatModel;
 use swerve_core::trajectory::Trajectory;
-use swerve_train::reward::CompressionRate;
 
 use super::accounting::rates;
 use super::tokens::{Tokens, load_model};

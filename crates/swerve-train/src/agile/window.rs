@@ -1,38 +1,12 @@
-//! The reasoning window of a trajectory for the commands: `--window` as written on the
-//! command line (`N`, `a..b`, `interleaved`, `current_step`), or the N the run recorded in
-//! its header (`extra.reasoning_window`). A range draws N per trajectory with the agent's
+//! The reasoning window of a trajectory: the one given (`--window`, parsed by
+//! [`WindowPolicy`]'s `FromStr`), or the N the run recorded in its header
+//! (`extra.reasoning_window`). A range draws N per trajectory with the agent's
 //! own seeded draw ([`WindowPolicy::resolve`]), so an export gives a trajectory the same N
 //! every time.
 
 use anyhow::{Result, bail};
 use swerve_agent::reasoning::{Window, WindowPolicy};
 use swerve_core::trajectory::Header;
-
-/// Reads a window as written on the command line.
-pub fn parse(text: &str) -> Result<WindowPolicy, String> {
-    let number = |part: &str| {
-        part.trim()
-            .parse::<u32>()
-            .map_err(|_| format!("{part:?} is not a number of turns"))
-    };
-    match text.trim() {
-        "interleaved" => Ok(WindowPolicy::Interleaved),
-        "current_step" => Ok(WindowPolicy::CurrentStep),
-        range if range.contains("..") => {
-            let (min, max) = range.split_once("..").unwrap_or_default();
-            let (min, max) = (number(min)?, number(max.trim_start_matches('='))?);
-            if min > max {
-                return Err(format!(
-                    "the range {min}..{max} is empty: write a..b with a <= b"
-                ));
-            }
-            Ok(WindowPolicy::Random { min, max })
-        }
-        n => number(n)
-            .map(WindowPolicy::Last)
-            .map_err(|error| format!("{error}: write N, a..b, interleaved or current_step")),
-    }
-}
 
 /// The window of the trajectory with `header`: `given` (a range drawn from `seed` and the
 /// trajectory id), else the N its run recorded.
@@ -64,24 +38,6 @@ pub fn turns(window: Window) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reads_each_form_and_rejects_the_rest() {
-        assert_eq!(parse("3"), Ok(WindowPolicy::Last(3)));
-        assert_eq!(parse("1..4"), Ok(WindowPolicy::Random { min: 1, max: 4 }));
-        assert_eq!(parse("1..=4"), Ok(WindowPolicy::Random { min: 1, max: 4 }));
-        assert_eq!(parse("interleaved"), Ok(WindowPolicy::Interleaved));
-        assert_eq!(parse("current_step"), Ok(WindowPolicy::CurrentStep));
-        for (bad, expected) in [
-            ("4..1", "is empty"),
-            ("x", "write N, a..b"),
-            ("1..", "is not a number"),
-            ("-1", "is not a number"),
-        ] {
-            let error = parse(bad).unwrap_err();
-            assert!(error.contains(expected), "{bad}: {error}");
-        }
-    }
 
     #[test]
     fn a_given_window_wins_and_a_range_is_drawn_per_trajectory() {

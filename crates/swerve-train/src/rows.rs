@@ -44,6 +44,18 @@ pub fn write_rows<T>(out: &Path, write: impl FnOnce(&mut dyn Write) -> Result<T>
     Ok(result.expect("set when the write succeeded"))
 }
 
+/// Writes `rows` to `path` as JSON lines, or as Parquet when its name ends in `.parquet`
+/// ([`write_rows`]), atomically: all of them or, on error, nothing.
+pub fn write_lines<T: serde::Serialize>(path: &Path, rows: &[T]) -> Result<()> {
+    write_rows(path, |out| {
+        for row in rows {
+            serde_json::to_writer(&mut *out, row)?;
+            out.write_all(b"\n")?;
+        }
+        Ok(())
+    })
+}
+
 #[cfg(feature = "parquet")]
 mod as_parquet {
     use std::io::{BufReader, Seek, Write};
