@@ -13,11 +13,11 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use support::{Report, Samples, sh, time_n};
-use swerve::config::Config;
-use swerve::open;
 use swerve_eval::environment::{EnvironmentRecipe, Environments};
 use swerve_eval::evaluate::{EvalSettings, Evaluator};
 use swerve_eval::spec::RecipeTable;
+use swerve_rollout::config::Config;
+use swerve_rollout::open;
 use swerve_sandbox::WorkspaceOptions;
 
 fn main() {

@@ -6,8 +6,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use swerve_agent::reasoning::WindowPolicy;
 use swerve_train::tts::SelectBy;
 
-use crate::config::EvaluatorKind;
-use crate::config::layers::{given, toml_string};
+use swerve_rollout::config::EvaluatorKind;
+use swerve_rollout::config::layers::{given, toml_string};
 
 /// swerve: run, grade and learn from software-engineering agents.
 #[derive(Debug, Parser)]
@@ -58,6 +58,24 @@ pub enum IsolationArg {
     Auto,
     Namespaces,
     None,
+}
+
+/// `--evaluator`, `--eval`: [`EvaluatorKind`] as the command line writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EvaluatorArg {
+    /// Run the tests, by SWE-bench's rules.
+    Tests,
+    /// Ask SWE-World's reward model (SWR): M votes, the score their mean.
+    Swr,
+}
+
+impl From<EvaluatorArg> for EvaluatorKind {
+    fn from(arg: EvaluatorArg) -> EvaluatorKind {
+        match arg {
+            EvaluatorArg::Tests => EvaluatorKind::Tests,
+            EvaluatorArg::Swr => EvaluatorKind::Swr,
+        }
+    }
 }
 
 /// `--by`: [`SelectBy`] as the command line writes it.
@@ -319,8 +337,8 @@ pub struct EvalArgs {
     pub no_cache: bool,
     /// `tests` runs the tests by SWE-bench's rules; `swr` asks SWE-World's reward model
     /// ([world.reward_model]) instead, running nothing (docs/world.md).
-    #[arg(long, value_enum, default_value_t = EvaluatorKind::Tests, conflicts_with = "regrade")]
-    pub evaluator: EvaluatorKind,
+    #[arg(long, value_enum, default_value_t = EvaluatorArg::Tests, conflicts_with = "regrade")]
+    pub evaluator: EvaluatorArg,
     /// Only these instance ids.
     pub ids: Vec<String>,
 }
@@ -373,7 +391,7 @@ pub struct RunArgs {
     /// [run.eval]. `tests` (the default) runs the tests by SWE-bench's rules, `swr` asks
     /// SWE-World's reward model [run.evaluator].
     #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "tests", value_name = "tests|swr")]
-    pub eval: Option<EvaluatorKind>,
+    pub eval: Option<EvaluatorArg>,
     /// Record world-model training data in DIR: each command the router would simulate
     /// with what it really printed, each graded patch with its real grade
     /// [world.record.dir].
@@ -415,8 +433,8 @@ impl RunArgs {
                 "run.evaluator",
                 self.eval.map(|kind| {
                     quoted(match kind {
-                        EvaluatorKind::Tests => "tests",
-                        EvaluatorKind::Swr => "swr",
+                        EvaluatorArg::Tests => "tests",
+                        EvaluatorArg::Swr => "swr",
                     })
                 }),
             ),

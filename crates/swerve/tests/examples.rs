@@ -9,10 +9,10 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use swerve::commands::demo;
-use swerve::config::Config;
-use swerve::open;
 use swerve_core::Shell;
+use swerve_rollout::config::Config;
+use swerve_rollout::demo;
+use swerve_rollout::open;
 
 use common::{root, sh};
 

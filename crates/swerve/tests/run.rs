@@ -11,9 +11,9 @@ use common::{
     Behaviour, RunArgs, examples, root, stderr, stdout, succeeded, swerve, trajectory_lines,
 };
 use serde_json::Value;
-use swerve::commands::demo;
-use swerve::config::Config;
-use swerve::open;
+use swerve_rollout::config::Config;
+use swerve_rollout::demo;
+use swerve_rollout::open;
 
 fn predictions(out: &Path) -> Vec<Value> {
     trajectory_lines(&out.join("preds.jsonl"))

@@ -17,7 +17,7 @@ use swerve_train::reward::reward;
 use swerve_train::rft::{keep, turn_weights};
 
 use crate::cli::{DataCommand, SampleFormatArg, SnapshotArgs};
-use crate::config::Config;
+use swerve_rollout::config::Config;
 use swerve_train::agile::snapshots::{SampleFormat, write_trajectory};
 use swerve_train::agile::tokens::{Tokens, load_model};
 use swerve_train::agile::window;

@@ -6,7 +6,7 @@
 //! report), `<out>/logs/<instance_id>/` (patch, eval script, apply log, test output, report)
 //! and, with `--repeat`, `<out>/flaky.json`. `--evaluator swr` has the reward model grade
 //! instead (each report then marked `"evaluator": "swr"` with its votes): both are one
-//! `Grader`, from [`crate::grading`].
+//! `Grader`, from `swerve_rollout::grading`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -25,8 +25,8 @@ use swerve_eval::predictions::load_predictions;
 use swerve_eval::report::{InstanceReport, ReportFile, RunReport};
 
 use crate::cli::EvalArgs;
-use crate::config::Config;
-use crate::{grading, open};
+use swerve_rollout::config::Config;
+use swerve_rollout::{grading, open};
 
 pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
     let tasks = open::selected_tasks(&args.tasks, &args.ids)?;
@@ -49,7 +49,7 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
     let _entered = runtime.enter();
     let grader = grading::grader(
         &config,
-        args.evaluator,
+        args.evaluator.into(),
         &args.tasks,
         settings,
         &grading::analyses(&config)?,

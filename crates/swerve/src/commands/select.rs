@@ -16,16 +16,23 @@ use swerve_eval::predictions::Prediction;
 use swerve_train::stats::render_rate;
 
 use crate::cli::SelectArgs;
-use crate::config::{Config, EvaluatorKind};
-use crate::grading;
-use crate::open;
+use swerve_rollout::config::{Config, EvaluatorKind};
+use swerve_rollout::grading;
+use swerve_rollout::open;
 use swerve_train::tts::{Candidate, SelectBy, Selection, select};
 
-use crate::world::candidates::read_candidates;
+use swerve_rollout::run_dir::read_candidates;
 
 pub fn run(config: &Config, args: SelectArgs) -> Result<ExitCode> {
     let by = SelectBy::from(args.by);
-    let mut tasks = read_candidates(&args.runs)?;
+    let candidates = read_candidates(&args.runs)?;
+    for file in &candidates.unfinished {
+        eprintln!(
+            "warning: {}: the rollout did not finish; it is not a candidate",
+            file.display()
+        );
+    }
+    let mut tasks = candidates.tasks;
     let unscored = |tasks: &BTreeMap<String, Vec<Candidate>>| {
         tasks
             .values()

@@ -13,11 +13,11 @@ use swerve_train::advantage::{Estimator, GroupStats, advantages, broadcast, pass
 use swerve_train::reward::RewardBreakdown;
 
 use crate::cli::{AdvantagesArgs, EstimatorArg};
-use crate::config::Config;
+use swerve_rollout::config::Config;
 use swerve_train::reward::reward_of;
 use swerve_train::rows::write_lines;
 
-use crate::training::trajectory_files;
+use swerve_rollout::run_dir::trajectory_files;
 
 pub fn run(config: &Config, args: &AdvantagesArgs) -> Result<ExitCode> {
     let source = &args.source;

@@ -14,13 +14,13 @@ use swerve_train::reward::reward;
 use swerve_train::rft::{keep, turn_weights};
 
 use crate::cli::{ExportArgs, ExportFormatArg};
-use crate::config::Config;
+use swerve_rollout::config::Config;
 use swerve_train::agile::tokens::TemplateTokens;
 use swerve_train::agile::tokens::{Tokens, load_model, request_tools};
 use swerve_train::reward::reward_of;
 use swerve_train::rows::write_lines;
 
-use crate::training::trajectory_files;
+use swerve_rollout::run_dir::trajectory_files;
 
 pub fn run(config: &Config, args: &ExportArgs) -> Result<ExitCode> {
     config.reward.validate()?;

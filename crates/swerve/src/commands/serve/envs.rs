@@ -24,8 +24,8 @@ use swerve_tools::formats::{ModelOutput, NativeToolCall, ToolFormat};
 use super::errors::{ApiError, read_json};
 use super::requests::{EnvRequest, StepRequest, overridden};
 use super::service::Service;
-use crate::config::Config;
-use crate::open;
+use swerve_rollout::config::Config;
+use swerve_rollout::open;
 
 /// The open environments.
 pub struct Envs {

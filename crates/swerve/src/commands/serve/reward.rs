@@ -16,7 +16,7 @@ use super::errors::ApiError;
 use super::patch_text::patch_in;
 use super::requests::RewardRequest;
 use super::service::Service;
-use crate::training::REWARD_KEY;
+use swerve_rollout::reward::REWARD_KEY;
 
 /// The reward a rollout is answered with, and its parts. This is where the composable
 /// reward plugs in: the breakdown `swerve run --eval` records in the outcome

@@ -18,8 +18,8 @@ use super::rollouts::Rollouts;
 use super::slots::Slots;
 use swerve_eval::grader::Grader;
 
-use crate::config::Config;
-use crate::config::serve::ServeSection;
+use swerve_rollout::config::Config;
+use swerve_rollout::config::serve::ServeSection;
 
 /// Everything the handlers share.
 pub struct Service {
@@ -59,7 +59,7 @@ impl Service {
         if !(serve.env_ttl_secs > 0.0 && serve.shutdown_grace_secs >= 0.0) {
             bail!("serve.env_ttl_secs must be positive and serve.shutdown_grace_secs not negative");
         }
-        crate::training::check_run_reward(config)?;
+        swerve_rollout::reward::check_run_reward(config)?;
         for dir in ["trajectories", "logs"] {
             let path = serve.out.join(dir);
             std::fs::create_dir_all(&path)
@@ -159,12 +159,12 @@ impl Service {
     /// The grader `config` (the service's, or an environment's) names, its logs in
     /// [`Service::eval_logs`]. Blocks (it reads the cache directory).
     pub fn grader(&self, config: &Config) -> anyhow::Result<Arc<dyn Grader>> {
-        crate::grading::grader(
+        swerve_rollout::grading::grader(
             config,
             config.run.evaluator,
             &self.task_file,
             config.eval_settings(self.eval_logs()),
-            &crate::grading::analyses(config)?,
+            &swerve_rollout::grading::analyses(config)?,
         )
     }
 }

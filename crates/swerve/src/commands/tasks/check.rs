@@ -28,8 +28,8 @@ use swerve_eval::report::InstanceReport;
 use swerve_eval::spec::RecipeTable;
 
 use crate::cli::CheckArgs;
-use crate::config::Config;
-use crate::open;
+use swerve_rollout::config::Config;
+use swerve_rollout::open;
 
 /// One task's check, as written to `check.json`.
 #[derive(Debug, Clone, Serialize)]
@@ -74,7 +74,7 @@ pub fn run(config: &Config, args: &CheckArgs) -> Result<ExitCode> {
             .map_err(|error| anyhow::anyhow!("{error}"))?;
     let cache = config.cache()?;
     let repos = config.repo_map(&args.file);
-    let images = crate::open::TaskImages(config.clone());
+    let images = swerve_rollout::open::TaskImages(config.clone());
     let evaluator = |kind: &str| {
         let mut settings: EvalSettings = config.eval_settings(out.join("logs").join(kind));
         settings.use_cache = false;

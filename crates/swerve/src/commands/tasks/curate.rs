@@ -15,10 +15,10 @@ use swerve_train::curate::{Determinism, Evidence, Filters, SuccessCount, curate}
 use swerve_train::reward::resolved;
 
 use crate::cli::CurateArgs;
-use crate::open;
+use swerve_rollout::open;
 use swerve_train::rows::write_lines;
 
-use crate::training::trajectory_files;
+use swerve_rollout::run_dir::trajectory_files;
 
 pub fn run(args: &CurateArgs) -> Result<ExitCode> {
     if !(0.0..=1.0).contains(&args.max_success_rate) {

@@ -1,4 +1,4 @@
-//! One rollout: a fresh workspace for the task, the agent loop writing the trajectory step by
+//! One rollout: a fresh environment for the task ([`open::environment`]), the agent loop writing the trajectory step by
 //! step, then the patch, its grade when the run evaluates (in a fresh workspace, by
 //! SWE-bench's rules), and the outcome. Runs inside a [`ROLLOUT_SPAN`] so everything it logs
 //! lands in its own log file.
@@ -23,23 +23,30 @@ use swerve_world::environment::record::Recorder;
 use swerve_world::environment::{World, WorldInterceptor, WorldStats};
 use tracing::Instrument;
 
-use super::edit::EditTools;
-use super::models;
 use crate::config::Config;
-use crate::logging::ROLLOUT_SPAN;
-use crate::{grading, open, training, world};
+use crate::edit::EditTools;
+use crate::{grading, models, open, reward, world};
+
+/// The name of the span a rollout runs in; its `log` field names the log file, where the
+/// command line's logging puts every event of the rollout.
+pub const ROLLOUT_SPAN: &str = "rollout";
 
 /// The outcome's `extra` key of the rollout's edit metrics (`swerve_edit::metrics`).
 pub const EDIT_METRICS_KEY: &str = "edit";
 
 /// What every rollout of a run shares.
-pub struct Shared {
+pub struct RunContext {
+    /// The run's configuration.
     pub config: Config,
     /// The resolved configuration as JSON, recorded in each trajectory's header.
     pub config_json: serde_json::Value,
+    /// Base checkouts and workspace layers.
     pub cache: Cache,
+    /// The task file (its tasks' repositories are found from it).
     pub task_file: PathBuf,
+    /// The tool-call format.
     pub format: Box<dyn ToolFormat>,
+    /// The agent's prompts.
     pub prompts: Prompts,
     /// How patches are graded, when the run evaluates them (`run.eval`).
     pub grader: Option<Arc<dyn Grader>>,
@@ -53,7 +60,7 @@ pub struct Shared {
     pub edit: Option<EditTools>,
 }
 
-impl Shared {
+impl RunContext {
     /// What rollouts under `config` share, for tasks loaded from `task_file` (their
     /// repositories are found from it); graded patches log to `eval_logs`.
     pub fn new(config: &Config, task_file: &Path, eval_logs: PathBuf) -> Result<Self> {
@@ -88,7 +95,9 @@ impl Shared {
 
 /// One rollout to run: a task, which sample of it, and where its files go.
 pub struct Rollout {
+    /// The task.
     pub task: Task,
+    /// Which sample of the task it is.
     pub sample: usize,
     /// The trajectory id, also the `X-Session-ID` of the rollout's model requests.
     id: String,
@@ -127,13 +136,13 @@ impl Rollout {
     }
 
     /// Runs the rollout to its end, logging to its log file; returns its outcome.
-    pub async fn run(&self, shared: &Shared, model: &dyn Model) -> Result<Outcome> {
+    pub async fn run(&self, context: &RunContext, model: &dyn Model) -> Result<Outcome> {
         // A fresh start: the log of an earlier, interrupted attempt is replaced.
         std::fs::write(&self.log, b"")?;
         let span = tracing::info_span!(ROLLOUT_SPAN, log = %self.log.display());
         async {
             tracing::info!(id = %self.id(), model = model.name(), "rollout started");
-            let result = self.run_logged(shared, model).await;
+            let result = self.run_logged(context, model).await;
             match &result {
                 Ok(outcome) => tracing::info!(
                     exit_reason = outcome.exit_reason.as_str(),
@@ -149,8 +158,8 @@ impl Rollout {
         .await
     }
 
-    async fn run_logged(&self, shared: &Shared, model: &dyn Model) -> Result<Outcome> {
-        let Shared {
+    async fn run_logged(&self, context: &RunContext, model: &dyn Model) -> Result<Outcome> {
+        let RunContext {
             config,
             config_json,
             cache,
@@ -162,23 +171,19 @@ impl Rollout {
             world,
             edit,
             recorder,
-        } = shared;
+        } = context;
         let format = format.as_ref();
-        let workspace =
-            tokio::task::block_in_place(|| open::workspace(config, cache, task_file, &self.task))?;
-        tracing::info!(
-            workspace = %workspace.host_root().display(),
-            strategy = ?workspace.strategy(),
-            "workspace ready"
-        );
-        let mut toolbox = open::toolbox(config, &workspace);
+        let environment = tokio::task::block_in_place(|| {
+            open::environment(config, cache, task_file, &self.task)
+        })?;
+        let mut toolbox = open::toolbox(config, environment.as_ref());
         if let Some(recorder) = recorder {
             let base = WorkspaceFs::with_sandbox_root(
-                &workspace.base().path,
+                environment.base_root(),
                 &config.sandbox.mount_point.to_string_lossy(),
             );
             let (interceptor, shell) =
-                recorder.for_rollout(&self.id(), &self.task, base, workspace.shell())?;
+                recorder.for_rollout(&self.id(), &self.task, base, environment.shell())?;
             toolbox = Toolbox::new(toolbox.fs().clone(), shell, config.tools.clone())
                 .with_interceptor(Box::new(interceptor));
         }
@@ -188,10 +193,10 @@ impl Rollout {
                 world.clone(),
                 self.task.clone(),
                 WorkspaceFs::with_sandbox_root(
-                    &workspace.base().path,
+                    environment.base_root(),
                     &config.sandbox.mount_point.to_string_lossy(),
                 ),
-                workspace.shell(),
+                environment.shell(),
                 world_stats.clone(),
             )));
         }
@@ -223,8 +228,8 @@ impl Rollout {
         let end = agent
             .run(opening, &mut toolbox, &mut writer, &self.id())
             .await?;
-        let patch = tokio::task::block_in_place(|| workspace.patch(&config.patch))?;
-        tokio::task::block_in_place(|| workspace.destroy())?;
+        let patch = tokio::task::block_in_place(|| environment.patch(&config.patch))?;
+        tokio::task::block_in_place(|| environment.destroy())?;
         let mut outcome = Outcome::new(end.exit_reason, patch.diff);
         outcome.exit_detail = end.detail;
         // Totals include the subagents; the edit metrics tell them apart.
@@ -233,10 +238,11 @@ impl Rollout {
         usage += end.subagent_usage;
         outcome.usage = Some(usage);
         outcome.timings = end.timings;
-        let recorded = read_trajectory(&self.path)?.trajectory;
+        // The metrics and the reward are computed from the steps in memory, as written.
+        let recorded = writer.trajectory();
         outcome.extra.insert(
             EDIT_METRICS_KEY.into(),
-            serde_json::to_value(EditMetrics::of(&recorded))?,
+            serde_json::to_value(EditMetrics::of(recorded))?,
         );
         if world.is_some() {
             let stats = world_stats
@@ -258,8 +264,8 @@ impl Rollout {
             );
             outcome.reward = Some(grade.score.unwrap_or(0.0));
             outcome.eval_report = Some(grade.to_json());
-            let reward = training::rollout_reward(&self.path, &mut outcome, config)?;
-            outcome.extra.insert(training::REWARD_KEY.into(), reward);
+            let reward = reward::rollout_reward(recorded, &self.path, &mut outcome, config)?;
+            outcome.extra.insert(reward::REWARD_KEY.into(), reward);
             if grader.runs_tests()
                 && let Some(recorder) = recorder
                 && let Err(error) = recorder

@@ -1,6 +1,7 @@
-//! Opening a task's workspace from the command line: load the task file, find the task,
-//! resolve its repository, prepare the base and the task's environment, and create a
-//! sandboxed workspace with the environment layered in.
+//! Opening a task's environment: load the task file, find the task, resolve its
+//! repository, prepare the base and the task's environment, and create a sandboxed
+//! workspace with the environment layered in ([`environment`], the factory of
+//! `swerve_sandbox`'s [`Environment`] seam).
 //!
 //! Every rollout (`swerve run`, `swerve serve` rollouts and environments, `swerve env
 //! exec | tool`, and with them SWE-World's recording and SWE-Edit's subagents, which work
@@ -17,7 +18,7 @@ use swerve_core::task::load_tasks;
 use swerve_eval::evaluate::EvalSettings;
 use swerve_eval::prepare::{PreparedTask, TaskEnvironments};
 use swerve_image::IdMapping;
-use swerve_sandbox::{Cache, ImageRoot, Workspace};
+use swerve_sandbox::{Cache, Environment, ImageRoot, Workspace};
 use swerve_tools::{Toolbox, WorkspaceFs};
 
 use crate::config::Config;
@@ -171,10 +172,28 @@ pub fn prepare(
     Ok(prepared)
 }
 
-/// The native tools over `workspace`, with paths as the sandbox shows them.
-pub fn toolbox(config: &Config, workspace: &Workspace) -> Toolbox {
+/// A fresh environment of `task` (loaded from `task_file`) under `config`, in `cache`: the
+/// one factory of the [`Environment`] seam, which today makes the [`workspace`] the task's
+/// image or its base checkout gives.
+pub fn environment(
+    config: &Config,
+    cache: &Cache,
+    task_file: &Path,
+    task: &Task,
+) -> Result<Box<dyn Environment>> {
+    let workspace = workspace(config, cache, task_file, task)?;
+    tracing::info!(
+        workspace = %workspace.host_root().display(),
+        strategy = ?workspace.strategy(),
+        "workspace ready"
+    );
+    Ok(Box::new(workspace))
+}
+
+/// The native tools over `environment`, with paths as the sandbox shows them.
+pub fn toolbox(config: &Config, environment: &dyn Environment) -> Toolbox {
     let mount_point = config.sandbox.mount_point.to_string_lossy();
-    let fs = WorkspaceFs::with_sandbox_root(workspace.host_root(), &mount_point)
-        .owned_by(workspace.sandbox().file_owner());
-    Toolbox::new(fs, workspace.shell(), config.tools.clone())
+    let fs = WorkspaceFs::with_sandbox_root(environment.host_root(), &mount_point)
+        .owned_by(environment.file_owner());
+    Toolbox::new(fs, environment.shell(), config.tools.clone())
 }

@@ -1,10 +1,6 @@
-//! SWE-World's parts of a run, built from the configuration: the world models
-//! ([`models`]), the world environment and the training-data recorder ([`parts`]), and
-//! the candidate rollouts test-time selection chooses among ([`candidates`]). The parts themselves live in
-//! `swerve-world`.
-
-pub mod candidates;
-pub mod models;
+//! SWE-World's parts of a run, built from the configuration: the world environment and the
+//! training-data recorder ([`parts`]). The parts themselves live in `swerve-world`; their
+//! models come from [`crate::models`].
 
 use std::path::Path;
 use std::sync::Arc;
@@ -16,7 +12,7 @@ use swerve_world::environment::World;
 use swerve_world::environment::record::Recorder;
 
 use crate::config::{Config, EnvKind, EvaluatorKind};
-use crate::grading;
+use crate::{grading, models};
 
 /// SWE-World's parts of a run, each when the configuration asks for it.
 pub struct WorldParts {

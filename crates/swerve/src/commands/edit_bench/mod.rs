@@ -5,10 +5,11 @@
 //! and `summary.json` at the end. Each model may be served or the embedded one
 //! (`--editor embedded`). `viewers` (the viewer baselines) is in `edit_viewers`.
 
+mod viewers;
+
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use swerve_core::atomic::write_json_atomically;
@@ -17,16 +18,16 @@ use swerve_edit::bench::{
     Decontaminator, MineOptions, MineUnit, Rate, RunOptions, Summary, mine, parse_splits,
     read_instances, run_and_summarize, split_by_pr, write_jsonl,
 };
-use swerve_llm::{HttpModelConfig, Model};
+use swerve_rollout::models;
 
 use crate::cli::{EditBenchBuildArgs, EditBenchCommand, EditBenchRunArgs};
-use crate::config::Config;
+use swerve_rollout::config::Config;
 
 pub fn run(config: &Config, command: EditBenchCommand) -> Result<ExitCode> {
     match command {
         EditBenchCommand::Build(args) => build(config, args),
         EditBenchCommand::Run(args) => run_bench(config, args),
-        EditBenchCommand::Viewers(args) => super::edit_viewers::run(config, args),
+        EditBenchCommand::Viewers(args) => viewers::run(config, args),
         EditBenchCommand::Export(args) => export(config, args),
         EditBenchCommand::Reward(args) => reward(config, args),
     }
@@ -59,10 +60,10 @@ fn build(config: &Config, args: EditBenchBuildArgs) -> Result<ExitCode> {
         .transpose()
         .map_err(|error| anyhow::anyhow!("--split {error}"))?;
     let decontaminator = match &args.decontaminate {
-        Some(file) => Some(Decontaminator::new(&crate::open::tasks(file)?)),
+        Some(file) => Some(Decontaminator::new(&swerve_rollout::open::tasks(file)?)),
         None => None,
     };
-    let writer = side_model(config.edit.writer.as_ref(), "writer", config)?;
+    let writer = models::chat_section(config.edit.writer.as_ref(), "edit.writer", config)?;
     let mut instances = Vec::new();
     for repo in &args.repo {
         let mined = mine(repo, &options)?;
@@ -154,13 +155,14 @@ fn build(config: &Config, args: EditBenchBuildArgs) -> Result<ExitCode> {
 }
 
 fn run_bench(config: &Config, args: EditBenchRunArgs) -> Result<ExitCode> {
-    let Some(editor) = side_model(config.edit.editor.as_ref(), "editor", config)? else {
+    let Some(editor) = models::chat_section(config.edit.editor.as_ref(), "edit.editor", config)?
+    else {
         bail!(
             "edit-bench run needs an editor model: --editor NAME --base-url URL (an \
              OpenAI-compatible server), --editor embedded, or [edit.editor] in the configuration"
         );
     };
-    let judge = side_model(config.edit.judge.as_ref(), "judge", config)?;
+    let judge = models::chat_section(config.edit.judge.as_ref(), "edit.judge", config)?;
     if args.concurrency == 0 {
         bail!("--concurrency must be at least 1");
     }
@@ -206,18 +208,7 @@ fn run_bench(config: &Config, args: EditBenchRunArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The model a `[edit.ROLE]` section names, served or embedded; `None` when it is not set.
-pub(super) fn side_model(
-    model: Option<&HttpModelConfig>,
-    role: &str,
-    config: &Config,
-) -> Result<Option<Arc<dyn Model>>> {
-    model
-        .map(|model| crate::embedded::model(model, &format!("edit.{role}"), config.prices()?))
-        .transpose()
-}
-
-pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
+fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?)

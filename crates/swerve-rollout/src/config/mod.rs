@@ -104,7 +104,7 @@ pub struct RunSection {
 }
 
 /// How patches are graded.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EvaluatorKind {
     /// Run the tests, by SWE-bench's rules.
@@ -196,6 +196,7 @@ pub struct Sources {
 /// A configuration and the layers it was assembled from.
 #[derive(Debug, Clone)]
 pub struct Resolved {
+    /// The configuration.
     pub config: Config,
     /// The layers' origins, first to last.
     pub origins: Vec<String>,

@@ -2,10 +2,10 @@
 //! run, recording a rollout's reward in its outcome, and finding a run's trajectories. See
 //! `docs/training.md`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use swerve_core::trajectory::{Outcome, read_trajectory};
+use swerve_core::trajectory::{Outcome, Trajectory};
 use swerve_train::agile::online;
 use swerve_train::reward::reward;
 
@@ -50,57 +50,33 @@ fn reward_tokenizer(config: &Config) -> Option<(&Path, Option<&Path>)> {
     Some((dir, config.reward.chat_template.as_deref()))
 }
 
-/// The reward of the rollout whose steps are in the trajectory file `path` and which ended
-/// with `outcome` (not yet written), as JSON for the outcome's `extra.reward`. With the
-/// compression bonus on and a positive outcome, the rollout's compression rate is measured
-/// first and recorded in the outcome's `extra.compression_reward`.
+/// The reward of the rollout `recorded` (its header and steps, as written to the file
+/// `path`) which ended with `outcome` (not yet written), as JSON for the outcome's
+/// `extra.reward`. With the compression bonus on and a positive outcome, the rollout's
+/// compression rate is measured first and recorded in the outcome's
+/// `extra.compression_reward`. Computed in memory; `path` only names the rollout in errors.
 pub fn rollout_reward(
+    recorded: &Trajectory,
     path: &Path,
     outcome: &mut Outcome,
     config: &Config,
 ) -> Result<serde_json::Value> {
-    let mut read = read_trajectory(path).map_err(|error| anyhow::anyhow!("{error}"))?;
-    read.trajectory.outcome = Some(outcome.clone());
+    let mut trajectory = recorded.clone();
+    trajectory.outcome = Some(outcome.clone());
     if config.reward.uses_compression()
         && outcome.reward.is_some_and(|reward| reward > 0.0)
         && let Some((dir, template)) = reward_tokenizer(config)
     {
         let model = online::chat_model(dir, template)?;
         let record =
-            online::compression_record(&model, &read.trajectory, config.reward.compression_rate)
+            online::compression_record(&model, &trajectory, config.reward.compression_rate)
                 .with_context(|| {
                     format!("{}: cannot measure the compression rate", path.display())
                 })?;
         outcome.extra.insert("compression_reward".into(), record);
-        read.trajectory.outcome = Some(outcome.clone());
+        trajectory.outcome = Some(outcome.clone());
     }
-    let breakdown = reward(&read.trajectory, &config.reward)
+    let breakdown = reward(&trajectory, &config.reward)
         .with_context(|| format!("{}: cannot compute the reward", path.display()))?;
     Ok(serde_json::to_value(breakdown)?)
-}
-
-/// The trajectory files to read: `run`'s `trajectories/*.jsonl` (sorted) and `files`.
-pub fn trajectory_files(run: Option<&Path>, files: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    let mut found = Vec::new();
-    if let Some(run) = run {
-        let dir = run.join("trajectories");
-        let entries = std::fs::read_dir(&dir).with_context(|| {
-            format!(
-                "cannot read {}: --run takes the --out directory of `swerve run`",
-                dir.display()
-            )
-        })?;
-        for entry in entries {
-            let path = entry?.path();
-            if path.extension().is_some_and(|ext| ext == "jsonl") {
-                found.push(path);
-            }
-        }
-        found.sort();
-    }
-    found.extend(files.iter().cloned());
-    if found.is_empty() {
-        bail!("no trajectories: give --run DIR or trajectory files");
-    }
-    Ok(found)
 }

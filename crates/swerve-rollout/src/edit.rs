@@ -44,7 +44,7 @@ impl EditTools {
                     if role == "viewer" { "view" } else { "edit" }
                 );
             };
-            crate::embedded::model(section, &format!("edit.{role}"), config.prices()?)
+            crate::models::chat(section, &format!("edit.{role}"), config.prices()?)
         };
         let viewer = match offered(LlmEditorCommand::View) {
             true => Some(model(edit.viewer.as_ref(), "viewer")?),

@@ -14,7 +14,7 @@ use swerve_world::analysis::cache::Analyses;
 use swerve_world::swr::grader::{EvaluationContexts, SwrGrader};
 
 use crate::config::{Config, EvaluatorKind};
-use crate::{open, world};
+use crate::{models, open};
 
 /// The grader `kind` under `config`, for tasks loaded from `task_file` (their repositories
 /// are found from it). Test runs follow `settings`; both graders keep their logs in
@@ -50,7 +50,7 @@ pub fn swr(
     log_dir: Option<std::path::PathBuf>,
 ) -> Result<SwrGrader> {
     Ok(SwrGrader {
-        model: world::models::require(
+        model: models::require(
             &config.world.reward_model,
             "world.reward_model",
             "grading with SWR",
@@ -80,7 +80,7 @@ pub fn contexts(
 /// `[world.analysis_model]` is unset), cached in the cache directory.
 pub fn analyses(config: &Config) -> Result<Arc<Analyses>> {
     Ok(Arc::new(Analyses::new(
-        world::models::load(&config.world.analysis_model, "world.analysis_model")?,
+        models::optional(&config.world.analysis_model, "world.analysis_model")?,
         &config.world,
         config.cache()?.root(),
     )))

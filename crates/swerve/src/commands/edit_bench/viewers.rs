@@ -13,10 +13,11 @@ use swerve_edit::bench::viewers::{
 };
 use swerve_edit::bench::{read_instances, write_jsonl};
 use swerve_llm::{HttpEmbedder, HttpModelConfig};
+use swerve_rollout::models;
 
-use super::edit_bench::{runtime, side_model};
+use super::runtime;
 use crate::cli::EditBenchViewersArgs;
-use crate::config::Config;
+use swerve_rollout::config::Config;
 
 pub fn run(config: &Config, args: EditBenchViewersArgs) -> Result<ExitCode> {
     for (value, option) in [
@@ -36,7 +37,7 @@ pub fn run(config: &Config, args: EditBenchViewersArgs) -> Result<ExitCode> {
     }
     let methods = methods(config, &args.methods)?;
     let viewer = match methods.contains(&Method::Llm) {
-        true => side_model(config.edit.viewer.as_ref(), "viewer", config)?,
+        true => models::chat_section(config.edit.viewer.as_ref(), "edit.viewer", config)?,
         false => None,
     };
     let embedder = match (methods.contains(&Method::Embedding), &config.edit.embedder) {
@@ -118,7 +119,7 @@ fn methods(config: &Config, asked: &[Method]) -> Result<Vec<Method>> {
 
 /// The `[edit.embedder]` client, its settings checked with the section named.
 fn embedder(section: &HttpModelConfig, config: &Config) -> Result<HttpEmbedder> {
-    if section.model.is_empty() || section.model == crate::embedded::EMBEDDED {
+    if section.model.is_empty() || section.model == swerve_rollout::models::EMBEDDED {
         bail!(
             "edit.embedder.name must name an embedding model served behind an \
              OpenAI-compatible /embeddings endpoint (the embedded model does not embed)"
