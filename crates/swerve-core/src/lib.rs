@@ -11,6 +11,7 @@
 pub mod atomic;
 pub mod demonstration;
 pub mod exec;
+pub mod hint;
 pub mod json_kind;
 pub mod owner;
 pub mod seeded;

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use swerve_core::atomic::write_atomically;
+use swerve_core::hint::Hint;
 use swerve_core::trajectory::{Outcome, read_trajectory};
 use swerve_train::tts::Candidate;
 use swerve_world::swr::grader::EVALUATOR;
@@ -49,12 +50,15 @@ pub fn prepare(
             .filter(|key| lookup(&saved, key) != lookup(&current, key))
             .collect();
         if !changed.is_empty() {
-            bail!(
+            return Err(anyhow::anyhow!(
                 "{} was run with different settings ({}); resuming would mix two set-ups in one \
-                 directory. Use a new --out, or --redo to {redo_what} with the new settings",
+                 directory",
                 out.display(),
                 changed.join(", ")
-            );
+            ))
+            .context(Hint::new(format!(
+                "use a new --out, or --redo to {redo_what} with the new settings"
+            )));
         }
     }
     write_atomically(&path, |file| file.write_all(text.as_bytes()))
@@ -82,7 +86,8 @@ pub fn trajectory_files(run: Option<&Path>, files: &[PathBuf]) -> Result<Vec<Pat
     }
     found.extend(files.iter().cloned());
     if found.is_empty() {
-        bail!("no trajectories: give --run DIR or trajectory files");
+        return Err(anyhow::anyhow!("no trajectories"))
+            .context(Hint::new("give --run DIR or trajectory files"));
     }
     Ok(found)
 }

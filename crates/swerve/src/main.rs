@@ -13,6 +13,7 @@ mod logging;
 use std::process::ExitCode;
 
 use clap::Parser;
+use swerve_core::hint::Hint;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
@@ -20,8 +21,23 @@ fn main() -> ExitCode {
     match commands::run(cli) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            report(&error);
             ExitCode::from(1)
         }
+    }
+}
+
+/// Prints `error` as `error: ` and its causes on one line, then its [`Hint`], if it has one,
+/// on its own `hint: ` line.
+fn report(error: &anyhow::Error) {
+    let hint = error.downcast_ref::<Hint>().map(Hint::to_string);
+    let message: Vec<String> = error
+        .chain()
+        .map(ToString::to_string)
+        .filter(|text| hint.as_ref() != Some(text))
+        .collect();
+    eprintln!("error: {}", message.join(": "));
+    if let Some(hint) = hint {
+        eprintln!("hint: {hint}");
     }
 }
