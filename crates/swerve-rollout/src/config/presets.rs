@@ -1,5 +1,5 @@
 //! Built-in presets: named configuration layers for common set-ups, shipped in the binary
-//! (`crates/swerve/presets/*.toml`). `swerve config presets` lists them with their
+//! (`crates/swerve-rollout/presets/*.toml`). `swerve config presets` lists them with their
 //! descriptions; `--preset NAME` applies one over the configuration file. A preset may be
 //! written over another (its base), holding only what differs: `agile` over
 //! `agile-upstream`, `rl-stage2` over `rl-stage1`.
