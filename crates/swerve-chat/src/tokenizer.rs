@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use swerve_core::tokens::{ApproxTokens, TokenCounter};
+
 use crate::error::{Error, Result};
 
 /// A loaded `tokenizer.json`.
@@ -19,6 +21,15 @@ impl std::fmt::Debug for Tokenizer {
         f.debug_struct("Tokenizer")
             .field("path", &self.path)
             .finish_non_exhaustive()
+    }
+}
+
+/// Exact counts for budgets (no special tokens added). A text the tokenizer cannot encode
+/// (rare: a broken vocabulary) is counted as [`ApproxTokens`] counts it, so that a budget
+/// still holds.
+impl TokenCounter for Tokenizer {
+    fn count(&self, text: &str) -> usize {
+        Tokenizer::count(self, text, false).unwrap_or_else(|_| ApproxTokens.count(text))
     }
 }
 

@@ -2,7 +2,9 @@
 //!
 //! A [`spec::TestSpec`] says how to test a task (command, test files, log parser, eval type,
 //! environment recipe); [`parsers`] turn test logs into per-test statuses; [`grading`] applies
-//! SWE-bench 5.x's rules to produce a [`report::InstanceReport`].
+//! SWE-bench 5.x's rules to produce a [`report::InstanceReport`]. [`grader::Grader`] is the
+//! seam every command grades through: [`grader::TestGrader`] runs the tests, SWE-World's
+//! reward model predicts the grade.
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -10,6 +12,7 @@
 pub mod apply;
 pub mod environment;
 pub mod evaluate;
+pub mod grader;
 pub mod grading;
 pub mod offline;
 pub mod parsers;

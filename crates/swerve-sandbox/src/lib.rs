@@ -7,7 +7,9 @@
 //! privilege, also when swerve runs as root), mount, PID, network, IPC, UTS and cgroup
 //! namespaces, a seccomp filter, a minimal view of the host's files, cgroup limits and a
 //! disk quota, the repository always at the same path (`/testbed`). A workspace's [`Patch`]
-//! is its diff against the base commit. See `docs/sandbox.md` and `docs/security.md`.
+//! is its diff against the base commit. A workspace is the first implementation of the
+//! [`Environment`] seam, what a rollout needs from the place a task lives. See
+//! `docs/sandbox.md` and `docs/security.md`.
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -18,6 +20,7 @@ mod capture;
 mod cgroup;
 mod config;
 mod doctor;
+mod environment;
 mod error;
 mod git;
 mod identity;
@@ -37,6 +40,7 @@ pub use cache::Cache;
 pub use cgroup::CgroupSupport;
 pub use config::{Exposure, IdRange, Isolation, Limits, SandboxConfig};
 pub use doctor::{Capabilities, Confinement, probe};
+pub use environment::Environment;
 pub use error::SandboxError;
 pub use identity::sandbox_ids;
 pub use patch::{Patch, PatchOptions};

@@ -387,12 +387,111 @@ pub fn compression_rate(outcome: &Outcome) -> Option<f64> {
         .as_f64()
 }
 
+/// The reward of one trajectory, in parts.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RewardParts {
+    /// `I_success`: 1 when the task was resolved, else 0.
+    pub resolved: f64,
+    /// `β · min(R_comp, γ)` (`compression_weight`, `compression_clip`) when resolved, else 0.
+    pub compression_bonus: f64,
+    /// What the last step gets added: `−format_exit_penalty` when the run ended in format
+    /// errors or repeats, else 0.
+    pub format_penalty: f64,
+}
+
+impl RewardParts {
+    /// The reward every step gets: `resolved + compression_bonus`.
+    pub fn trajectory(&self) -> f64 {
+        self.resolved + self.compression_bonus
+    }
+
+    /// The last step's reward: the trajectory's plus the format penalty.
+    pub fn last_step(&self) -> f64 {
+        self.trajectory() + self.format_penalty
+    }
+}
+
+/// SWE-AGILE's compression-aware reward (paper Eq. 4, FORMATS b.4) of a run that
+/// `resolved` (or not) the task with compression rate `compression_rate`, ending with
+/// `exit_reason`: `R = I_success · (1 + β · min(R_comp, γ))` every step, the last step of a
+/// run that ended in format errors or repeats also losing `format_exit_penalty` (upstream's
+/// `FORMAT_ERR` and `REPEATING`). `swerve context reward` reports it; [`reward`] composes
+/// the same bonus with the other parts.
+pub fn compression_reward(
+    resolved: bool,
+    compression_rate: f64,
+    exit_reason: ExitReason,
+    config: &RewardConfig,
+) -> RewardParts {
+    let penalized = matches!(
+        exit_reason,
+        ExitReason::FormatErrors | ExitReason::Repeating
+    );
+    RewardParts {
+        resolved: if resolved { 1.0 } else { 0.0 },
+        compression_bonus: if resolved {
+            compression_bonus(
+                compression_rate,
+                config.compression_weight,
+                config.compression_clip,
+            )
+        } else {
+            0.0
+        },
+        format_penalty: if penalized {
+            -config.format_exit_penalty
+        } else {
+            0.0
+        },
+    }
+}
+
+/// The reward of a loaded trajectory; the error names its file.
+pub fn reward_of(
+    loaded: &swerve_core::trajectory::import::Loaded,
+    config: &RewardConfig,
+) -> anyhow::Result<RewardBreakdown> {
+    use anyhow::Context;
+    reward(&loaded.trajectory, config).with_context(|| loaded.path.display().to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
     use swerve_core::trajectory::{Header, Step};
 
     use super::*;
+
+    #[test]
+    fn hand_computed_compression_rewards() {
+        let paper = RewardConfig {
+            compression_weight: 0.2,
+            ..RewardConfig::default()
+        };
+        // Resolved, compression 0.4 under γ = 0.55: 1 + 0.2 · 0.4 = 1.08.
+        let parts = compression_reward(true, 0.4, ExitReason::Submitted, &paper);
+        assert!(close(parts.compression_bonus, 0.08));
+        assert!(close(parts.trajectory(), 1.08) && close(parts.last_step(), 1.08));
+        // Compression 0.9 is clipped at γ: 1 + 0.2 · 0.55 = 1.11.
+        let clipped = compression_reward(true, 0.9, ExitReason::Submitted, &paper);
+        assert!(close(clipped.trajectory(), 1.11));
+        // Unresolved: no bonus whatever the compression.
+        let failed = compression_reward(false, 0.9, ExitReason::MaxSteps, &paper);
+        assert_eq!((failed.resolved, failed.trajectory()), (0.0, 0.0));
+        // Upstream's code defaults with its penalty: β 1, γ 0.625, -0.5 on the last step.
+        let code = RewardConfig {
+            compression_weight: 1.0,
+            compression_clip: 0.625,
+            format_exit_penalty: 0.5,
+            ..RewardConfig::default()
+        };
+        let formats = compression_reward(false, 0.3, ExitReason::FormatErrors, &code);
+        assert!(close(formats.trajectory(), 0.0) && close(formats.last_step(), -0.5));
+        let repeats = compression_reward(true, 0.7, ExitReason::Repeating, &code);
+        assert!(close(repeats.trajectory(), 1.625) && close(repeats.last_step(), 1.125));
+        let others = compression_reward(true, 0.3, ExitReason::EnvError, &code);
+        assert_eq!(others.format_penalty, 0.0);
+    }
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-12

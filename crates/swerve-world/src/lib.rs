@@ -11,7 +11,13 @@
 //!   [`simulate_command`] asks the model and renders its answer exactly as `execute_bash`
 //!   renders a real run.
 //! - [`SwrContext::assemble`] adds the tests, and [`score`] takes the mean of M verdicts.
-//! - [`analysis`] asks a model once per task for the initial analysis both contexts show.
+//! - [`analysis`] asks a model once per task for the initial analysis both contexts show
+//!   (and caches it on disk).
+//! - [`environment`] is the world environment of one rollout: a tool-call interceptor that
+//!   simulates what the router says (or, in [`environment::record`], records real results
+//!   as training data).
+//! - [`swr::grader::SwrGrader`] grades patches with the reward model behind swerve-eval's
+//!   `Grader` seam.
 //! - [`samples`] are the training data recorded from real runs, and [`fidelity`] measures
 //!   the world models against real execution.
 //!
@@ -23,6 +29,7 @@
 pub mod analysis;
 pub mod context;
 pub mod cot;
+pub mod environment;
 pub mod fidelity;
 pub mod invocation;
 mod observation;

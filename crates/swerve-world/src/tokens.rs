@@ -1,25 +1,10 @@
-//! Token budgets: a [`TokenCounter`] seam (approximately characters / 4 today; an exact
-//! tokenizer such as swerve-chat's can implement it later), cutting a text to a budget,
-//! and sharing one budget fairly between several files.
+//! Token budgets: cutting a text to a budget and sharing one budget fairly between several
+//! files, counted by any [`TokenCounter`] (swerve-core's seam: [`ApproxTokens`], about
+//! four characters per token, or a model's exact tokenizer from swerve-chat).
 
 use std::borrow::Cow;
 
-/// Counts the tokens of a text. Counts must not decrease when text is appended.
-pub trait TokenCounter: Send + Sync {
-    /// The number of tokens in `text`.
-    fn count(&self, text: &str) -> usize;
-}
-
-/// About four characters per token, rounded up: close enough for budgets of code and
-/// English with the tokenizers SWE-World's models use.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ApproxTokens;
-
-impl TokenCounter for ApproxTokens {
-    fn count(&self, text: &str) -> usize {
-        text.chars().count().div_ceil(4)
-    }
-}
+pub use swerve_core::tokens::{ApproxTokens, TokenCounter};
 
 /// `text` if it fits in `budget` tokens; otherwise its longest prefix that fits together
 /// with a note saying how much was cut (a shorter note, or nothing, when the budget is too
@@ -87,14 +72,6 @@ pub fn share(sizes: &[usize], budget: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn approximates_four_characters_per_token() {
-        assert_eq!(ApproxTokens.count(""), 0);
-        assert_eq!(ApproxTokens.count("abcd"), 1);
-        assert_eq!(ApproxTokens.count("abcde"), 2);
-        assert_eq!(ApproxTokens.count("éééé"), 1);
-    }
 
     #[test]
     fn fits_texts_to_budgets_with_a_note() {

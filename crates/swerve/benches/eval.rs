@@ -10,11 +10,11 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use swerve::config::Config;
-use swerve::open;
 use swerve_eval::environment::{EnvironmentRecipe, Environments};
 use swerve_eval::evaluate::{EvalSettings, Evaluator};
 use swerve_eval::spec::RecipeTable;
+use swerve_rollout::config::Config;
+use swerve_rollout::open;
 use swerve_sandbox::WorkspaceOptions;
 use swerve_testing::bench::{Report, Samples, time_n};
 use swerve_testing::sh;

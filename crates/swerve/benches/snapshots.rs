@@ -20,8 +20,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use swerve::agile::snapshots::{Sample, samples};
-use swerve::agile::tokens::Tokens;
 use swerve_agent::reasoning::{ContextPolicy, SendReasoning, Window};
 use swerve_core::ToolCall;
 use swerve_core::trajectory::turn::content;
@@ -29,6 +27,8 @@ use swerve_core::trajectory::{
     ExitReason, Header, Message, MessagesSent, Outcome, Step, Trajectory, write_trajectory,
 };
 use swerve_testing::bench::{Report, Samples};
+use swerve_train::agile::snapshots::{Sample, samples};
+use swerve_train::agile::tokens::Tokens;
 
 /// Steps per trajectory.
 const STEPS: usize = 50;
@@ -201,7 +201,9 @@ fn anchors(files: &[PathBuf], model: &swerve_chat::ChatModel) -> Anchor {
     let (mut encode, mut render) = (Duration::ZERO, Duration::ZERO);
     let (mut tokens, mut bytes) = (0, 0);
     for path in files {
-        let trajectory = swerve::agile::read(path).unwrap().remove(0);
+        let trajectory = swerve_core::trajectory::import::detect_and_import(path)
+            .unwrap()
+            .remove(0);
         let counter = Tokens::new(model, &trajectory.header).unwrap();
         let conversation = trajectory.conversation().unwrap();
         let all: Vec<Sample> = samples(&trajectory, &conversation, Window::Last(WINDOW)).collect();

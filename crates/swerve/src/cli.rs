@@ -4,10 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use swerve_agent::reasoning::WindowPolicy;
+use swerve_train::tts::SelectBy;
 
-use crate::config::EvaluatorKind;
-use crate::config::layers::{given, toml_string};
-use crate::world::select::SelectBy;
+use swerve_rollout::config::EvaluatorKind;
+use swerve_rollout::config::layers::{given, toml_string};
 
 /// swerve: run, grade and learn from software-engineering agents.
 #[derive(Debug, Parser)]
@@ -58,6 +58,45 @@ pub enum IsolationArg {
     Auto,
     Namespaces,
     None,
+}
+
+/// `--evaluator`, `--eval`: [`EvaluatorKind`] as the command line writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EvaluatorArg {
+    /// Run the tests, by SWE-bench's rules.
+    Tests,
+    /// Ask SWE-World's reward model (SWR): M votes, the score their mean.
+    Swr,
+}
+
+impl From<EvaluatorArg> for EvaluatorKind {
+    fn from(arg: EvaluatorArg) -> EvaluatorKind {
+        match arg {
+            EvaluatorArg::Tests => EvaluatorKind::Tests,
+            EvaluatorArg::Swr => EvaluatorKind::Swr,
+        }
+    }
+}
+
+/// `--by`: [`SelectBy`] as the command line writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SelectByArg {
+    /// The highest mean SWR score.
+    Swr,
+    /// The highest share of FAIL_TO_PASS and PASS_TO_PASS tests passing in real evaluation.
+    Tests,
+    /// Resolved (by real evaluation) if any candidate is: the pass@k upper bound.
+    Oracle,
+}
+
+impl From<SelectByArg> for SelectBy {
+    fn from(arg: SelectByArg) -> SelectBy {
+        match arg {
+            SelectByArg::Swr => SelectBy::Swr,
+            SelectByArg::Tests => SelectBy::Tests,
+            SelectByArg::Oracle => SelectBy::Oracle,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -298,8 +337,8 @@ pub struct EvalArgs {
     pub no_cache: bool,
     /// `tests` runs the tests by SWE-bench's rules; `swr` asks SWE-World's reward model
     /// ([world.reward_model]) instead, running nothing (docs/world.md).
-    #[arg(long, value_enum, default_value_t = EvaluatorKind::Tests, conflicts_with = "regrade")]
-    pub evaluator: EvaluatorKind,
+    #[arg(long, value_enum, default_value_t = EvaluatorArg::Tests, conflicts_with = "regrade")]
+    pub evaluator: EvaluatorArg,
     /// Only these instance ids.
     pub ids: Vec<String>,
 }
@@ -352,7 +391,7 @@ pub struct RunArgs {
     /// [run.eval]. `tests` (the default) runs the tests by SWE-bench's rules, `swr` asks
     /// SWE-World's reward model [run.evaluator].
     #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "tests", value_name = "tests|swr")]
-    pub eval: Option<EvaluatorKind>,
+    pub eval: Option<EvaluatorArg>,
     /// Record world-model training data in DIR: each command the router would simulate
     /// with what it really printed, each graded patch with its real grade
     /// [world.record.dir].
@@ -394,8 +433,8 @@ impl RunArgs {
                 "run.evaluator",
                 self.eval.map(|kind| {
                     quoted(match kind {
-                        EvaluatorKind::Tests => "tests",
-                        EvaluatorKind::Swr => "swr",
+                        EvaluatorArg::Tests => "tests",
+                        EvaluatorArg::Swr => "swr",
                     })
                 }),
             ),
@@ -479,7 +518,7 @@ pub struct TokenizerArgs {
 pub struct WindowArgs {
     /// Earlier turns keeping their reasoning: N, a..b (N drawn per trajectory), interleaved
     /// or current_step [default: the N the run recorded].
-    #[arg(long, value_name = "N|a..b", value_parser = crate::agile::window::parse)]
+    #[arg(long, value_name = "N|a..b", value_parser = <WindowPolicy as std::str::FromStr>::from_str)]
     pub window: Option<WindowPolicy>,
     /// Seed of the draw of N from a..b, with the trajectory id (as agent.reasoning.seed).
     #[arg(long, default_value_t = 0)]
@@ -679,7 +718,7 @@ pub struct BackfillArgs {
     pub base_url: Option<String>,
     /// Earlier steps whose reasoning the teacher sees: N, or a..b to draw N per trajectory
     /// [backfill.window].
-    #[arg(long, value_name = "N|a..b", value_parser = crate::agile::window::parse)]
+    #[arg(long, value_name = "N|a..b", value_parser = <WindowPolicy as std::str::FromStr>::from_str)]
     pub window: Option<WindowPolicy>,
     /// Trajectories backfilled at once [backfill.concurrency].
     #[arg(long, value_name = "N")]
@@ -722,7 +761,7 @@ pub struct SnapshotArgs {
     pub files: Vec<PathBuf>,
     /// Earlier turns keeping their reasoning in each context: N, a..b (N drawn per
     /// trajectory from the seed and its id), interleaved or current_step.
-    #[arg(long, value_name = "N|a..b", value_parser = crate::agile::window::parse)]
+    #[arg(long, value_name = "N|a..b", value_parser = <WindowPolicy as std::str::FromStr>::from_str)]
     pub window: WindowPolicy,
     /// Seed of the draw of N from a..b (as agent.reasoning.seed).
     #[arg(long, default_value_t = 0)]
@@ -1002,8 +1041,8 @@ pub struct SelectArgs {
     pub runs: Vec<PathBuf>,
     /// How a candidate is picked: the highest mean SWR score, the most real tests passing,
     /// or the oracle (resolved if any is).
-    #[arg(long, value_enum, default_value_t = SelectBy::Swr)]
-    pub by: SelectBy,
+    #[arg(long, value_enum, default_value_t = SelectByArg::Swr)]
+    pub by: SelectByArg,
     /// Seed of the draw that breaks ties.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,

@@ -1,5 +1,6 @@
 //! Where log events go: the console (stderr, filtered by `-v` or `RUST_LOG`), and for events
-//! inside a rollout, that rollout's own log file instead.
+//! inside a rollout, that rollout's own log file instead. The libraries' notices (target
+//! [`NOTICE`], such as the embedded model they loaded) are printed as plain lines.
 //!
 //! A rollout runs inside a span named [`ROLLOUT_SPAN`] whose `log` field is the path of its
 //! log file. Every event in that span (model retries, format errors, each step, the end) is
@@ -20,8 +21,8 @@ use tracing_subscriber::layer::{Context, Filter, Layer, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 
-/// The name of the span a rollout runs in; its `log` field names the log file.
-pub const ROLLOUT_SPAN: &str = "rollout";
+use swerve_rollout::models::NOTICE;
+use swerve_rollout::rollout::ROLLOUT_SPAN;
 
 /// Installs the process's logging: warnings on the console always, more with `-v`/`-vv` or
 /// `RUST_LOG`; rollout events (info, or debug with `-vv`) in their log files.
@@ -42,6 +43,11 @@ pub fn init(verbose: u8) {
         LevelFilter::INFO
     };
     tracing_subscriber::registry()
+        .with(
+            Notices.with_filter(tracing_subscriber::filter::filter_fn(|metadata| {
+                metadata.target() == NOTICE
+            })),
+        )
         .with(console)
         .with(RolloutLogs.with_filter(file_level))
         .init();
@@ -57,6 +63,9 @@ where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
     fn enabled(&self, metadata: &Metadata<'_>, cx: &Context<'_, S>) -> bool {
+        if metadata.target() == NOTICE {
+            return false;
+        }
         if metadata.is_span() && metadata.name() == ROLLOUT_SPAN {
             // Enabled so the console's context sees it, and can leave out what it holds.
             return true;
@@ -110,6 +119,17 @@ where
 
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
         Filter::<S>::on_close(&self.env, id, ctx);
+    }
+}
+
+/// Prints the libraries' notices on stderr, one plain line each.
+struct Notices;
+
+impl<S: Subscriber> Layer<S> for Notices {
+    fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        eprintln!("{}", fields.message);
     }
 }
 

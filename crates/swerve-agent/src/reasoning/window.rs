@@ -11,6 +11,8 @@ use serde::de::{self, SeqAccess, Visitor};
 use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use swerve_core::seeded::draw;
+
 use super::context::Window;
 
 /// Which earlier assistant turns keep their reasoning, as configured.
@@ -46,21 +48,35 @@ impl WindowPolicy {
     }
 }
 
-/// A number in `min..=max` (`min <= max`) that depends only on `seed` and `key`: FNV-1a
-/// over both, then SplitMix64's finalizer, reduced modulo the range's size. Fixed here, not
-/// taken from a library, so that a trajectory's window never changes between versions.
-pub fn draw(seed: u64, key: &str, min: u32, max: u32) -> u32 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in seed.to_le_bytes().iter().chain(key.as_bytes()) {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+/// A window as written on the command line: `N`, `a..b` (a range to draw N from),
+/// `interleaved` or `current_step`.
+impl std::str::FromStr for WindowPolicy {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<WindowPolicy, String> {
+        let number = |part: &str| {
+            part.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("{part:?} is not a number of turns"))
+        };
+        match text.trim() {
+            "interleaved" => Ok(WindowPolicy::Interleaved),
+            "current_step" => Ok(WindowPolicy::CurrentStep),
+            range if range.contains("..") => {
+                let (min, max) = range.split_once("..").unwrap_or_default();
+                let (min, max) = (number(min)?, number(max.trim_start_matches('='))?);
+                if min > max {
+                    return Err(format!(
+                        "the range {min}..{max} is empty: write a..b with a <= b"
+                    ));
+                }
+                Ok(WindowPolicy::Random { min, max })
+            }
+            n => number(n)
+                .map(WindowPolicy::Last)
+                .map_err(|error| format!("{error}: write N, a..b, interleaved or current_step")),
+        }
     }
-    hash = hash.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    hash = (hash ^ (hash >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    hash = (hash ^ (hash >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    hash ^= hash >> 31;
-    let size = u64::from(max) - u64::from(min) + 1;
-    min + (hash % size) as u32
 }
 
 impl Serialize for WindowPolicy {
@@ -139,6 +155,37 @@ fn turns<E: de::Error>(value: u64) -> Result<u32, E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::str::FromStr;
+
+    #[test]
+    fn reads_each_form_and_rejects_the_rest() {
+        assert_eq!(WindowPolicy::from_str("3"), Ok(WindowPolicy::Last(3)));
+        assert_eq!(
+            WindowPolicy::from_str("1..4"),
+            Ok(WindowPolicy::Random { min: 1, max: 4 })
+        );
+        assert_eq!(
+            WindowPolicy::from_str("1..=4"),
+            Ok(WindowPolicy::Random { min: 1, max: 4 })
+        );
+        assert_eq!(
+            WindowPolicy::from_str("interleaved"),
+            Ok(WindowPolicy::Interleaved)
+        );
+        assert_eq!(
+            WindowPolicy::from_str("current_step"),
+            Ok(WindowPolicy::CurrentStep)
+        );
+        for (bad, expected) in [
+            ("4..1", "is empty"),
+            ("x", "write N, a..b"),
+            ("1..", "is not a number"),
+            ("-1", "is not a number"),
+        ] {
+            let error = WindowPolicy::from_str(bad).unwrap_err();
+            assert!(error.contains(expected), "{bad}: {error}");
+        }
+    }
 
     #[derive(Debug, Deserialize, Serialize)]
     struct Holder {

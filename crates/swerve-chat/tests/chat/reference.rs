@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 use swerve_chat::RenderOptions;
+use swerve_core::TokenCounter;
 use swerve_core::trajectory::Message;
 
 use common::{MODELS, model};
@@ -122,6 +123,10 @@ fn plain_encode_and_decode_equal_transformers() {
                 "{name}: encode {text:?} special={special}"
             );
             assert_eq!(tokenizer.count(text, special).unwrap(), want.len());
+            if !special {
+                // The budget seam counts exactly what a plain encode gives.
+                assert_eq!(TokenCounter::count(tokenizer, text), want.len(), "{name}");
+            }
         }
         for row in expected["decode"].as_array().unwrap() {
             let ids: Vec<u32> = serde_json::from_value(row["ids"].clone()).unwrap();

@@ -13,7 +13,9 @@ use crate::atomic::write_atomically;
 /// Writes a trajectory file as the run goes: the header on creation, then each step, then
 /// the outcome. Every record is written in one piece and synced to disk before the call
 /// returns, so a crash (even `kill -9` or a power cut) loses at most the step in flight,
-/// and [`super::read_trajectory`] reads everything written before it.
+/// and [`super::read_trajectory`] reads everything written before it. What was written is
+/// also kept in memory ([`TrajectoryWriter::trajectory`]), so that the caller never reads
+/// the file back.
 #[derive(Debug)]
 pub struct TrajectoryWriter {
     file: File,
@@ -21,6 +23,8 @@ pub struct TrajectoryWriter {
     /// Bytes of complete records; a failed write is cut back to this length.
     len: u64,
     checker: Checker,
+    /// The header and steps written so far.
+    written: Trajectory,
 }
 
 impl TrajectoryWriter {
@@ -40,6 +44,7 @@ impl TrajectoryWriter {
             len: 0,
             checker: Checker::new(header),
             path,
+            written: Trajectory::new(header.clone()),
         };
         writer.write_record(&header_line(header)?)?;
         sync_parent_directory(&writer.path);
@@ -55,7 +60,14 @@ impl TrajectoryWriter {
             .map_err(|err| err.at(&name(&self.path), None))?;
         self.write_record(&step_line(step)?)?;
         self.checker.accept(request_len);
+        self.written.steps.push(step.clone());
         Ok(())
+    }
+
+    /// The header and steps written so far (no outcome yet), as a reader of the file would
+    /// see them.
+    pub fn trajectory(&self) -> &Trajectory {
+        &self.written
     }
 
     /// Writes the outcome and closes the file.

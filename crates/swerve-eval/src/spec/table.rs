@@ -114,6 +114,16 @@ impl RecipeTable {
         }
     }
 
+    /// The shipped table extended by the recipes in `extra` (`--recipes FILE`,
+    /// `run.recipes`), whose entries win where both have one.
+    pub fn shipped_with(extra: Option<&Path>) -> Result<RecipeTable, SpecError> {
+        let mut table = RecipeTable::shipped();
+        if let Some(file) = extra {
+            table.extend(RecipeTable::load(file)?);
+        }
+        Ok(table)
+    }
+
     /// Reads a recipe file. Errors name the file, and the line, entry and field at fault.
     pub fn load(path: &Path) -> Result<RecipeTable, SpecError> {
         let file = path.display().to_string();

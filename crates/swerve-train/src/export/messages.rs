@@ -80,7 +80,7 @@ pub fn row(
 mod tests {
     use super::super::{conversation_of, fixture};
     use super::*;
-    use crate::select::turn_weights;
+    use crate::rft::turn_weights;
 
     #[test]
     fn assistant_turns_are_weighted_and_the_row_round_trips() {

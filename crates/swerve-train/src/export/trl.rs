@@ -3,7 +3,7 @@
 //! wrote it: reasoning in `reasoning_content`, native calls in `tool_calls` with their
 //! arguments as strings) and, when the run used native calls, `tools` (the schemas).
 //! `completion_only_loss` is TRL's default for this shape, so only the turn is trained.
-//! Steps of weight 0 (format errors, see [`crate::select`]) have no row.
+//! Steps of weight 0 (format errors, see [`crate::rft`]) have no row.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -51,7 +51,7 @@ mod tests {
 
     use super::super::{conversation_of, fixture};
     use super::*;
-    use crate::select::turn_weights;
+    use crate::rft::turn_weights;
 
     #[test]
     fn one_row_per_trained_step_round_trips() {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::cli::ConfigCommand;
-use crate::config::{Config, presets};
+use swerve_rollout::config::{Config, presets};
 
 pub fn run(config: &Config, origins: &[String], command: ConfigCommand) -> Result<ExitCode> {
     match command {

@@ -10,15 +10,16 @@ use serde_json::{Value, json};
 use swerve_agent::reasoning::Window;
 use swerve_chat::ChatModel;
 use swerve_core::atomic::write_atomically;
+use swerve_core::trajectory::import::{Loaded, load_all};
 use swerve_core::trajectory::{Message, read_trajectory, write_trajectory};
 use swerve_train::reward::resolved;
 
-use crate::agile::accounting::{StepTokens, TrajectoryTokens, account};
-use crate::agile::plot::{Panel, svg};
-use crate::agile::reward::{RewardConfig, compression_reward};
-use crate::agile::tokens::{Tokens, load_model};
-use crate::agile::{Loaded, load, window};
 use crate::cli::{ContextCommand, RateArg, TokenizerArgs, WindowArgs};
+use swerve_train::agile::accounting::{StepTokens, TrajectoryTokens, account};
+use swerve_train::agile::plot::{Panel, svg};
+use swerve_train::agile::tokens::{Tokens, load_model};
+use swerve_train::agile::window;
+use swerve_train::reward::{RewardConfig, compression_reward};
 
 pub fn run(command: ContextCommand) -> Result<ExitCode> {
     match command {
@@ -30,7 +31,7 @@ pub fn run(command: ContextCommand) -> Result<ExitCode> {
             json,
         } => {
             let model = model(&tokenizer)?;
-            for loaded in load(&files)? {
+            for loaded in load_all(&files)? {
                 print_stats(&measure(&model, &loaded, &window)?.accounted, steps, json)?;
             }
             Ok(ExitCode::SUCCESS)
@@ -52,13 +53,16 @@ pub fn run(command: ContextCommand) -> Result<ExitCode> {
             write,
             json,
         } => {
+            // `--beta`, `--gamma` and `--format-penalty` are `[reward]`'s
+            // compression_weight, compression_clip and (negated) format_exit_penalty.
             let config = RewardConfig {
-                beta,
-                gamma,
-                format_penalty,
+                compression_weight: beta,
+                compression_clip: gamma,
+                format_exit_penalty: -format_penalty,
+                ..RewardConfig::default()
             };
             let model = model(&tokenizer)?;
-            for loaded in load(&files)? {
+            for loaded in load_all(&files)? {
                 reward(&model, &loaded, &window, &config, rate, write, json)?;
             }
             Ok(ExitCode::SUCCESS)
@@ -159,7 +163,7 @@ fn print_stats(tokens: &TrajectoryTokens, steps: bool, as_json: bool) -> Result<
 /// One panel per trajectory: context tokens per step under each policy.
 fn plot(model: &ChatModel, files: &[PathBuf], args: &WindowArgs, out: &Path) -> Result<ExitCode> {
     let mut panels = Vec::new();
-    for loaded in load(files)? {
+    for loaded in load_all(files)? {
         let measured = measure(model, &loaded, args)?;
         let steps = &measured.accounted.steps;
         let current_step: Vec<usize> = (0..steps.len())
@@ -230,8 +234,8 @@ fn reward(
         "compression_rate": compression_rate,
         "rate": match rate { RateArg::Code => "code", RateArg::Paper => "paper" },
         "window": window::turns(measured.window),
-        "beta": config.beta,
-        "gamma": config.gamma,
+        "beta": config.compression_weight,
+        "gamma": config.compression_clip,
     });
     if write {
         record_reward(&loaded.path, &trajectory.header.id, record.clone())?;

@@ -12,15 +12,16 @@ mod world;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use swerve_core::trajectory::import::detect_and_import;
 use swerve_train::reward::reward;
-use swerve_train::select::{keep, turn_weights};
+use swerve_train::rft::{keep, turn_weights};
 
-use crate::agile::snapshots::{SampleFormat, write_trajectory};
-use crate::agile::tokens::{Tokens, load_model};
-use crate::agile::{read, window};
 use crate::cli::{DataCommand, SampleFormatArg, SnapshotArgs};
-use crate::config::Config;
-use crate::rows::write_rows;
+use swerve_rollout::config::Config;
+use swerve_train::agile::snapshots::{SampleFormat, write_trajectory};
+use swerve_train::agile::tokens::{Tokens, load_model};
+use swerve_train::agile::window;
+use swerve_train::rows::write_rows;
 
 pub fn run(config: &Config, command: DataCommand) -> Result<ExitCode> {
     match command {
@@ -52,7 +53,7 @@ fn snapshots(config: &Config, args: &SnapshotArgs) -> Result<ExitCode> {
     let (mut trajectories, mut samples, mut tokens, mut below) = (0, 0, 0, 0);
     write_rows(&args.out, |out| {
         for path in &args.files {
-            for trajectory in read(path)? {
+            for trajectory in detect_and_import(path)? {
                 let name = format!("{}: trajectory {}", path.display(), trajectory.header.id);
                 let weights = match args.min_reward {
                     Some(min) => {

@@ -8,32 +8,14 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use serde::Deserialize;
+use swerve_core::Task;
 use swerve_core::atomic::write_atomically;
-use swerve_core::{Task, ToolCall};
-use swerve_eval::evaluate::{EvalSettings, Evaluator};
-use swerve_eval::grading::TestResults;
-use swerve_eval::report::InstanceReport;
-use swerve_eval::spec::RecipeTable;
+use swerve_core::demonstration::Demonstration;
 
 use crate::cli::DemoArgs;
-use crate::config::Config;
-use crate::open;
-
-/// A recorded solution: the tool calls that fix one task.
-#[derive(Debug, Deserialize)]
-pub struct Demonstration {
-    pub instance_id: String,
-    pub calls: Vec<ToolCall>,
-}
-
-/// What replaying one demonstration produced.
-pub struct Replay {
-    /// Observation texts, one per call.
-    pub observations: Vec<String>,
-    /// The workspace's patch after the calls.
-    pub patch: String,
-}
+use swerve_rollout::config::Config;
+use swerve_rollout::demo::{Replay, check, replay, tally};
+use swerve_rollout::open;
 
 pub fn run(config: &Config, args: DemoArgs) -> Result<ExitCode> {
     let tasks = open::tasks(&args.tasks)?;
@@ -56,7 +38,7 @@ pub fn run(config: &Config, args: DemoArgs) -> Result<ExitCode> {
     let mut resolved = 0;
     for task in &selected {
         let started = Instant::now();
-        let demonstration = load(&demo_path(&args.demos, task))?;
+        let demonstration = Demonstration::load(&demo_path(&args.demos, task))?;
         if demonstration.instance_id != task.instance_id {
             bail!(
                 "{}: field \"instance_id\" is \"{}\" but the file is named for task \"{}\"",
@@ -109,89 +91,6 @@ pub fn run(config: &Config, args: DemoArgs) -> Result<ExitCode> {
 
 fn demo_path(dir: &Path, task: &Task) -> PathBuf {
     dir.join(format!("{}.json", task.instance_id))
-}
-
-/// Reads a demonstration file.
-pub fn load(path: &Path) -> Result<Demonstration> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{}: not a demonstration ({{\"instance_id\", \"calls\": [...]}})",
-            path.display()
-        )
-    })
-}
-
-/// Replays `demonstration` in a fresh workspace of `task` and returns observations and patch.
-pub fn replay(
-    config: &Config,
-    task_file: &Path,
-    task: &Task,
-    demonstration: &Demonstration,
-) -> Result<Replay> {
-    let workspace = open::workspace(config, &config.cache()?, task_file, task)?;
-    let mut toolbox = open::toolbox(config, &workspace);
-    let mut observations = Vec::new();
-    for call in &demonstration.calls {
-        let result = toolbox.call(call);
-        observations.push(result.observation);
-        if result.done {
-            break;
-        }
-    }
-    let patch = workspace.patch(&config.patch)?.diff;
-    workspace.destroy()?;
-    Ok(Replay {
-        observations,
-        patch,
-    })
-}
-
-/// Grades `patch` for `task` (loaded from `task_file`) with the evaluation harness.
-pub fn check(
-    config: &Config,
-    task_file: &Path,
-    task: &Task,
-    patch: &str,
-) -> Result<InstanceReport> {
-    let cache = config.cache()?;
-    let repos = config.repo_map(task_file);
-    let recipes = RecipeTable::shipped();
-    let mut settings = EvalSettings {
-        use_cache: false,
-        ..EvalSettings::default()
-    };
-    settings.workspace.sandbox = config.sandbox.clone();
-    settings.workspace.sandbox.output_cap_bytes =
-        settings.workspace.sandbox.output_cap_bytes.max(64 << 20);
-    let evaluator = Evaluator {
-        cache: &cache,
-        repos: &repos,
-        recipes: &recipes,
-        settings,
-        images: None,
-    };
-    let report = evaluator.evaluate(task, Some(patch));
-    if let (Some(class), Some(error)) = (report.error_class, &report.error) {
-        bail!(
-            "task {}: evaluation failed ({class:?}): {error}",
-            task.instance_id
-        );
-    }
-    Ok(report)
-}
-
-/// How many of `tests` passed, and the ones that did not, from a graded report.
-pub fn tally(results: Option<&TestResults>) -> (usize, usize, Vec<String>) {
-    match results {
-        Some(results) => (
-            results.success.len(),
-            results.success.len() + results.failure.len(),
-            results.failure.clone(),
-        ),
-        None => (0, 0, Vec::new()),
-    }
 }
 
 /// Writes `<id>.patch` and `<id>.observations.jsonl`, each all or nothing.

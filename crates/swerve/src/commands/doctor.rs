@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use swerve_sandbox::{CgroupSupport, Confinement, Isolation, SandboxConfig};
 
-use crate::config::Config;
+use swerve_rollout::config::Config;
 
 pub fn run(config: &Config) -> Result<ExitCode> {
     let cache = config.cache()?;

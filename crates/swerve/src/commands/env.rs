@@ -8,8 +8,8 @@ use anyhow::{Context, Result};
 use swerve_core::Shell;
 
 use crate::cli::EnvCommand;
-use crate::config::Config;
-use crate::open;
+use swerve_rollout::config::Config;
+use swerve_rollout::open;
 
 pub fn run(config: &Config, command: EnvCommand) -> Result<ExitCode> {
     match command {

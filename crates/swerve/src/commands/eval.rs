@@ -5,49 +5,28 @@
 //! Writes `<out>/results.json` (instance id → report), `<out>/report.json` (SWE-bench's run
 //! report), `<out>/logs/<instance_id>/` (patch, eval script, apply log, test output, report)
 //! and, with `--repeat`, `<out>/flaky.json`. `--evaluator swr` has the reward model grade
-//! instead ([`swr`]).
+//! instead (each report then marked `"evaluator": "swr"` with its votes): both are one
+//! `Grader`, from `swerve_rollout::grading`.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use swerve_core::Task;
 use swerve_core::atomic::write_json_atomically;
-use swerve_eval::evaluate::{EvalSettings, Evaluator, grade_log};
+use swerve_eval::evaluate::grade_log;
+use swerve_eval::grader::Grade;
 use swerve_eval::offline::NeedsNetwork;
 use swerve_eval::predictions::load_predictions;
 use swerve_eval::report::{InstanceReport, ReportFile, RunReport};
-use swerve_eval::spec::RecipeTable;
 
 use crate::cli::EvalArgs;
-use crate::config::{Config, EvaluatorKind};
-use crate::open;
-
-mod swr;
-
-/// The shipped environment recipes, extended by those in `extra`.
-pub fn recipes(extra: Option<&Path>) -> Result<RecipeTable> {
-    let mut recipes = RecipeTable::shipped();
-    if let Some(file) = extra {
-        recipes.extend(RecipeTable::load(file).map_err(|error| anyhow::anyhow!("{error}"))?);
-    }
-    Ok(recipes)
-}
-
-/// How evaluations run under `config`, keeping each instance's logs in `log_dir`.
-pub fn settings(config: &Config, log_dir: PathBuf) -> EvalSettings {
-    let mut workspace = config.workspace_options();
-    workspace.sandbox.output_cap_bytes = workspace.sandbox.output_cap_bytes.max(64 << 20);
-    EvalSettings {
-        workspace,
-        log_dir: Some(log_dir),
-        ..EvalSettings::default()
-    }
-}
+use swerve_rollout::config::Config;
+use swerve_rollout::{grading, open};
 
 pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
     let tasks = open::selected_tasks(&args.tasks, &args.ids)?;
@@ -57,69 +36,76 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
         return regrade(&tasks, dir, &args.out);
     }
     let patches = patches(&args, &tasks)?;
-    if args.evaluator == EvaluatorKind::Swr {
-        return swr::run(config, &args, args.mode(), &tasks, &patches);
+    let mut config = config.clone();
+    if let Some(recipes) = &args.recipes {
+        config.run.recipes = Some(recipes.clone());
     }
-    let recipes = recipes(args.recipes.as_deref().or(config.run.recipes.as_deref()))?;
-    let cache = config.cache()?;
-    let repos = config.repo_map(&args.tasks);
-    let mut settings = settings(config, args.out.join("logs"));
+    let mut settings = config.eval_settings(args.out.join("logs"));
     settings.use_cache = !args.no_cache && args.repeat <= 1;
     if let Some(seconds) = args.timeout {
         settings.test_timeout = Duration::from_secs_f64(seconds);
     }
-    let images = crate::open::TaskImages(config.clone());
-    let evaluator = Evaluator {
-        cache: &cache,
-        repos: &repos,
-        recipes: &recipes,
+    let runtime = tokio::runtime::Runtime::new()?;
+    let _entered = runtime.enter();
+    let grader = grading::grader(
+        &config,
+        args.evaluator.into(),
+        &args.tasks,
         settings,
-        images: Some(&images),
-    };
+        &grading::analyses(&config)?,
+    )?;
+    if args.repeat > 1 && !grader.runs_tests() {
+        bail!("--repeat finds flaky tests by running them; --evaluator swr runs none");
+    }
     let runs = args.repeat.max(1);
     let jobs: Vec<(usize, usize)> = (0..tasks.len())
+        .filter(|&task| patches[task].is_some())
         .flat_map(|task| (0..runs).map(move |run| (task, run)))
         .collect();
-    let results: Mutex<Vec<Vec<Option<InstanceReport>>>> =
-        Mutex::new(vec![vec![None; runs]; tasks.len()]);
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
+    let total = jobs.len();
+    let permits = Arc::new(tokio::sync::Semaphore::new(args.workers.max(1)));
+    let done = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
-    std::thread::scope(|scope| {
-        for _ in 0..args.workers.max(1) {
-            scope.spawn(|| {
-                while let Some(&(task_index, run)) = jobs.get(next.fetch_add(1, Ordering::Relaxed))
-                {
-                    let task = &tasks[task_index];
-                    let Some(patch) = &patches[task_index] else {
-                        continue;
-                    };
-                    let report = evaluator.evaluate(task, patch.as_deref());
-                    let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    eprintln!(
-                        "[{finished}/{}] {:<40} {}  {:.1} s",
-                        jobs.len(),
-                        task.instance_id,
-                        verdict(&report),
-                        started.elapsed().as_secs_f64()
-                    );
-                    results
-                        .lock()
-                        .unwrap_or_else(|poisoned| poisoned.into_inner())[task_index][run] =
-                        Some(report);
-                }
-            });
-        }
-    });
-    let results = results
-        .into_inner()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let first: Vec<(String, Option<InstanceReport>)> = tasks
+    let handles: Vec<_> = jobs
+        .iter()
+        .map(|&(task_index, _)| {
+            let (grader, permits, done) = (grader.clone(), permits.clone(), done.clone());
+            let task = tasks[task_index].clone();
+            let patch = patches[task_index].clone().flatten();
+            runtime.spawn(async move {
+                let _permit = permits.acquire_owned().await;
+                let grade = grader.grade(&task, patch.as_deref(), None).await;
+                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+                eprintln!(
+                    "[{finished}/{total}] {:<40} {}  {:.1} s",
+                    task.instance_id,
+                    verdict(&grade),
+                    started.elapsed().as_secs_f64()
+                );
+                grade
+            })
+        })
+        .collect();
+    let mut results: Vec<Vec<Option<Grade>>> = vec![vec![None; runs]; tasks.len()];
+    for (&(task_index, run), handle) in jobs.iter().zip(handles) {
+        results[task_index][run] = Some(runtime.block_on(handle)?);
+    }
+    let first: Vec<(String, Option<Grade>)> = tasks
         .iter()
         .zip(&results)
         .map(|(task, runs)| (task.instance_id.clone(), runs[0].clone()))
         .collect();
-    write_reports(&args.out, &tasks, &first)?;
+    let saved: BTreeMap<&str, serde_json::Value> = first
+        .iter()
+        .filter_map(|(id, grade)| Some((id.as_str(), grade.as_ref()?.to_json())))
+        .collect();
+    write_json(&args.out.join("results.json"), &saved)?;
+    let first: Vec<(String, Option<InstanceReport>)> = first
+        .into_iter()
+        .map(|(id, grade)| (id, grade.map(|grade| grade.report)))
+        .collect();
+    let ids: Vec<String> = tasks.iter().map(|task| task.instance_id.clone()).collect();
+    write_json(&args.out.join("report.json"), &RunReport::new(&ids, &first))?;
     if runs > 1 {
         let flaky = flaky_tests(&tasks, &results);
         write_json(&args.out.join("flaky.json"), &flaky)?;
@@ -134,6 +120,9 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
         }
     }
     summarize(&first, args.mode());
+    if !grader.runs_tests() {
+        println!("(predicted by the reward model: no test ran)");
+    }
     Ok(exit_code(&first, args.mode()))
 }
 
@@ -188,7 +177,22 @@ impl EvalArgs {
     }
 }
 
-fn verdict(report: &InstanceReport) -> String {
+/// One grade, as the progress line shows it.
+fn verdict(grade: &Grade) -> String {
+    if grade.prediction.is_none() {
+        return test_verdict(&grade.report);
+    }
+    let score = grade.score.map_or("no usable vote".to_owned(), |score| {
+        format!("score {score:.2}")
+    });
+    match (&grade.report.error, grade.resolved()) {
+        (Some(error), _) => format!("ERROR ({error})"),
+        (None, true) => format!("PREDICTED RESOLVED ({score})"),
+        (None, false) => format!("PREDICTED NOT RESOLVED ({score})"),
+    }
+}
+
+fn test_verdict(report: &InstanceReport) -> String {
     match (report.error_class, report.resolved) {
         (Some(class), _) => format!(
             "ERROR ({})",
@@ -205,7 +209,7 @@ fn verdict(report: &InstanceReport) -> String {
 /// Tests whose result differs between runs of the same task.
 fn flaky_tests(
     tasks: &[Task],
-    results: &[Vec<Option<InstanceReport>>],
+    results: &[Vec<Option<Grade>>],
 ) -> BTreeMap<String, BTreeSet<String>> {
     let mut flaky = BTreeMap::new();
     for (task, runs) in tasks.iter().zip(results) {
@@ -213,7 +217,7 @@ fn flaky_tests(
         for status in runs
             .iter()
             .flatten()
-            .filter_map(|report| report.tests_status.as_ref())
+            .filter_map(|grade| grade.report.tests_status.as_ref())
         {
             for results in [
                 &status.fail_to_pass,
@@ -261,7 +265,7 @@ fn regrade(tasks: &[Task], dir: &Path, out: &Path) -> Result<ExitCode> {
         ) {
             grade_log(&mut report, &log, &spec.log_parser, spec.eval_type, task);
         }
-        eprintln!("{:<40} {}", task.instance_id, verdict(&report));
+        eprintln!("{:<40} {}", task.instance_id, test_verdict(&report));
         results.push((task.instance_id.clone(), Some(report)));
     }
     write_reports(out, tasks, &results)?;

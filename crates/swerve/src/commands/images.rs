@@ -10,8 +10,8 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use swerve_image::{IdMapping, Store, disk_usage};
 
 use crate::cli::ImagesCommand;
-use crate::config::Config;
-use crate::open;
+use swerve_rollout::config::Config;
+use swerve_rollout::open;
 
 pub fn run(config: &Config, command: ImagesCommand) -> Result<ExitCode> {
     let store = config.image_store()?;

@@ -1,17 +1,14 @@
 //! One module per subcommand; [`run`] dispatches and applies command-line overrides.
 
-mod batch;
 mod config;
 mod context;
 mod data;
 pub mod demo;
 mod doctor;
 mod edit_bench;
-mod edit_viewers;
 mod env;
 pub mod eval;
 mod images;
-mod resume;
 mod run;
 mod select;
 mod serve;
@@ -26,8 +23,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use crate::cli::{Cli, Command, DataCommand, IsolationArg, StrategyArg};
-use crate::config::layers::{given, toml_string};
-use crate::config::{Config, Sources};
+use swerve_rollout::config::layers::{given, toml_string};
+use swerve_rollout::config::{Config, Sources};
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {

@@ -16,22 +16,31 @@ use swerve_eval::predictions::Prediction;
 use swerve_train::stats::render_rate;
 
 use crate::cli::SelectArgs;
-use crate::config::Config;
-use crate::open;
-use crate::world::analysis::Analyses;
-use crate::world::grading::{EvaluationContexts, SwrGrader};
-use crate::world::select::{Candidate, SelectBy, Selection, read_candidates, select};
+use swerve_rollout::config::{Config, EvaluatorKind};
+use swerve_rollout::grading;
+use swerve_rollout::open;
+use swerve_train::tts::{Candidate, SelectBy, Selection, select};
+
+use swerve_rollout::run_dir::read_candidates;
 
 pub fn run(config: &Config, args: SelectArgs) -> Result<ExitCode> {
-    let mut tasks = read_candidates(&args.runs)?;
+    let by = SelectBy::from(args.by);
+    let candidates = read_candidates(&args.runs)?;
+    for file in &candidates.unfinished {
+        eprintln!(
+            "warning: {}: the rollout did not finish; it is not a candidate",
+            file.display()
+        );
+    }
+    let mut tasks = candidates.tasks;
     let unscored = |tasks: &BTreeMap<String, Vec<Candidate>>| {
         tasks
             .values()
             .flatten()
-            .filter(|candidate| candidate.score(args.by).is_none())
+            .filter(|candidate| candidate.score(by).is_none())
             .count()
     };
-    if args.by == SelectBy::Swr && unscored(&tasks) > 0 {
+    if by == SelectBy::Swr && unscored(&tasks) > 0 {
         match &args.tasks {
             Some(file) => score_missing(config, file, &args.out, args.concurrency, &mut tasks)?,
             None => bail!(
@@ -41,20 +50,20 @@ pub fn run(config: &Config, args: SelectArgs) -> Result<ExitCode> {
             ),
         }
     }
-    if matches!(args.by, SelectBy::Tests | SelectBy::Oracle) && unscored(&tasks) > 0 {
+    if matches!(by, SelectBy::Tests | SelectBy::Oracle) && unscored(&tasks) > 0 {
         eprintln!(
             "warning: {} candidates have no real evaluation (run with --eval); they rank last",
             unscored(&tasks)
         );
     }
-    let selection = select(tasks, args.by, args.seed);
+    let selection = select(tasks, by, args.seed);
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     write(
         &args.out.join("selection.json"),
         &serde_json::to_string_pretty(&selection)?,
     )?;
-    let model = format!("swerve-select-{}", by_name(args.by));
+    let model = format!("swerve-select-{}", by_name(by));
     let mut preds = String::new();
     for task in &selection.tasks {
         let prediction = Prediction {
@@ -103,13 +112,13 @@ fn score_missing(
     }
     let runtime = tokio::runtime::Runtime::new()?;
     let _entered = runtime.enter();
-    let analyses = Arc::new(Analyses::new(&config.world, config.cache()?.root())?);
-    let contexts = Arc::new(EvaluationContexts::new(config, task_file, analyses)?);
-    let grader = Arc::new(SwrGrader::new(
+    let grader = grading::grader(
         config,
-        contexts,
-        Some(out.join("swr-logs")),
-    )?);
+        EvaluatorKind::Swr,
+        task_file,
+        config.eval_settings(out.join("swr-logs")),
+        &grading::analyses(config)?,
+    )?;
     let permits = Arc::new(tokio::sync::Semaphore::new(concurrency.max(1)));
     let jobs: Vec<(String, usize)> = tasks
         .iter()
@@ -137,11 +146,11 @@ fn score_missing(
         })
         .collect();
     for (id, index, handle) in handles {
-        let report = runtime.block_on(handle)?;
-        if let Some(error) = &report.report.error {
+        let grade = runtime.block_on(handle)?;
+        if let Some(error) = &grade.report.error {
             eprintln!("warning: {id} candidate {index}: {error}");
         }
-        tasks.get_mut(&id).expect("a task of the runs")[index].swr = report.swr.score;
+        tasks.get_mut(&id).expect("a task of the runs")[index].swr = grade.score;
     }
     Ok(())
 }

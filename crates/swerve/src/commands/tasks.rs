@@ -10,8 +10,8 @@ use anyhow::Result;
 use swerve_core::task::{Severity, validate_tasks};
 
 use crate::cli::TasksCommand;
-use crate::config::Config;
-use crate::open;
+use swerve_rollout::config::Config;
+use swerve_rollout::open;
 
 pub fn run(config: &Config, command: TasksCommand) -> Result<ExitCode> {
     match command {

@@ -5,16 +5,16 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
+use swerve_core::trajectory::import::detect_and_import;
 use swerve_core::trajectory::{Trajectory, write_trajectory};
 
-use crate::agile::read as load;
 use crate::cli::TrajCommand;
 
 pub fn run(command: TrajCommand) -> Result<ExitCode> {
     match command {
         TrajCommand::Convert { file, out } => convert(&file, &out),
         TrajCommand::Show { file, width } => {
-            for trajectory in load(&file)? {
+            for trajectory in detect_and_import(&file)? {
                 print!("{}", render(&trajectory, width));
             }
             Ok(ExitCode::SUCCESS)
@@ -25,7 +25,7 @@ pub fn run(command: TrajCommand) -> Result<ExitCode> {
 /// Writes one swerve trajectory file per trajectory in `file`: `out` itself for one, or
 /// `out/<id>.jsonl` for several (an R2E-Gym or OpenHands file holds many).
 fn convert(file: &Path, out: &Path) -> Result<ExitCode> {
-    let trajectories = load(file)?;
+    let trajectories = detect_and_import(file)?;
     match trajectories.as_slice() {
         [] => bail!("{}: no trajectory found", file.display()),
         [one] => {

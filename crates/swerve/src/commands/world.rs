@@ -10,7 +10,7 @@ use swerve_world::fidelity::{SwrFidelity, SwtFidelity};
 use swerve_world::samples::WorldSample;
 
 use crate::cli::WorldCommand;
-use crate::world::data::read_samples;
+use swerve_world::samples::files::read_samples;
 
 pub fn run(command: WorldCommand) -> Result<ExitCode> {
     match command {

@@ -9,8 +9,8 @@ use crate::common;
 use std::time::Duration;
 
 use common::{Behaviour, Replies, RunArgs, examples, succeeded};
-use swerve::open;
 use swerve_core::trajectory::{ExitReason, Role, read_trajectory};
+use swerve_rollout::open;
 
 #[test]
 fn the_upstream_preset_keeps_the_last_turns_reasoning() {

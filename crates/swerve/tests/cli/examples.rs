@@ -9,10 +9,10 @@ use crate::common;
 use std::path::Path;
 use std::time::Duration;
 
-use swerve::commands::demo;
-use swerve::config::Config;
-use swerve::open;
 use swerve_core::Shell;
+use swerve_rollout::config::Config;
+use swerve_rollout::demo;
+use swerve_rollout::open;
 
 use common::{root, sh};
 
@@ -45,7 +45,7 @@ fn every_demonstration_solves_its_task_and_its_patch_round_trips() {
             .any(|task| task.extra.get("language").and_then(|l| l.as_str()) == Some("rust"))
     );
     for task in &tasks {
-        let demonstration = demo::load(
+        let demonstration = swerve_core::demonstration::Demonstration::load(
             &root()
                 .join("examples")
                 .join(format!("demos/{}.json", task.instance_id)),

@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 
 use common::{Behaviour, RunArgs, examples, json_lines, root, stderr, stdout, succeeded, swerve};
 use serde_json::Value;
-use swerve::commands::demo;
-use swerve::config::Config;
-use swerve::open;
+use swerve_rollout::config::Config;
+use swerve_rollout::demo;
+use swerve_rollout::open;
 
 fn predictions(out: &Path) -> Vec<Value> {
     json_lines(&out.join("preds.jsonl"))
@@ -30,8 +30,10 @@ fn replaying_every_demonstration_reproduces_its_patch_byte_for_byte() {
     let predicted = predictions(&out);
     assert_eq!(predicted.len(), tasks.len());
     for task in &tasks {
-        let demonstration =
-            demo::load(&root().join(format!("examples/demos/{}.json", task.instance_id))).unwrap();
+        let demonstration = swerve_core::demonstration::Demonstration::load(
+            &root().join(format!("examples/demos/{}.json", task.instance_id)),
+        )
+        .unwrap();
         let direct = demo::replay(&config, &examples(), task, &demonstration)
             .unwrap()
             .patch;

@@ -103,7 +103,7 @@ fn resuming_with_settings_that_change_results_is_refused() {
     assert!(!refused.status.success());
     assert!(
         stderr(&refused).contains("different settings (agent)")
-            && stderr(&refused).contains("--redo"),
+            && stderr(&refused).contains("\nhint: use a new --out, or --redo to "),
         "{}",
         stderr(&refused)
     );

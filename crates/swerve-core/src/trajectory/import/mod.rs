@@ -14,9 +14,10 @@
 //! | SWE-Dev JSON lines (`{traj_id, messages}`) | [`swe_dev`] | one line |
 //!
 //! [`detect_and_import`] reads a file of any of these (or a swerve trajectory file) and
-//! tells them apart by shape ([`detect`]).
+//! tells them apart by shape ([`detect`]); [`load_all`] reads many files into [`Loaded`]s.
 
 mod json;
+mod loaded;
 mod mini_swe_agent;
 mod openhands;
 mod r2e_gym;
@@ -28,6 +29,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+pub use loaded::{Loaded, load_all};
 pub use mini_swe_agent::mini_swe_agent;
 pub use openhands::openhands;
 pub use r2e_gym::r2e_gym;

@@ -8,13 +8,16 @@ use std::process::ExitCode;
 
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
+use swerve_core::trajectory::import::{Loaded, load_all};
 use swerve_train::advantage::{Estimator, GroupStats, advantages, broadcast, pass_at_k};
 use swerve_train::reward::RewardBreakdown;
 
-use crate::agile::{Loaded, load};
 use crate::cli::{AdvantagesArgs, EstimatorArg};
-use crate::config::Config;
-use crate::training::{reward_of, trajectory_files, write_lines};
+use swerve_rollout::config::Config;
+use swerve_train::reward::reward_of;
+use swerve_train::rows::write_lines;
+
+use swerve_rollout::run_dir::trajectory_files;
 
 pub fn run(config: &Config, args: &AdvantagesArgs) -> Result<ExitCode> {
     let source = &args.source;
@@ -29,7 +32,7 @@ pub fn run(config: &Config, args: &AdvantagesArgs) -> Result<ExitCode> {
         EstimatorArg::Rloo => Estimator::Rloo,
     };
     let mut groups: BTreeMap<String, Vec<(Loaded, RewardBreakdown)>> = BTreeMap::new();
-    for loaded in load(&trajectory_files(source.run.as_deref(), &source.files)?)? {
+    for loaded in load_all(&trajectory_files(source.run.as_deref(), &source.files)?)? {
         let reward = reward_of(&loaded, &config.reward)?;
         let instance = loaded.trajectory.header.instance_id.clone();
         groups.entry(instance).or_default().push((loaded, reward));

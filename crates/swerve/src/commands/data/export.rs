@@ -8,15 +8,19 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::Value;
 use swerve_chat::ChatModel;
+use swerve_core::trajectory::import::{Loaded, load_all};
 use swerve_train::export::{Retokenize, conversation_of, messages, skyrl, step_tokens, trl, verl};
 use swerve_train::reward::reward;
-use swerve_train::select::{keep, turn_weights};
+use swerve_train::rft::{keep, turn_weights};
 
-use crate::agile::tokens::{Tokens, load_model, request_tools};
-use crate::agile::{Loaded, load};
 use crate::cli::{ExportArgs, ExportFormatArg};
-use crate::config::Config;
-use crate::training::{TemplateTokens, reward_of, trajectory_files, write_lines};
+use swerve_rollout::config::Config;
+use swerve_train::agile::tokens::TemplateTokens;
+use swerve_train::agile::tokens::{Tokens, load_model, request_tools};
+use swerve_train::reward::reward_of;
+use swerve_train::rows::write_lines;
+
+use swerve_rollout::run_dir::trajectory_files;
 
 pub fn run(config: &Config, args: &ExportArgs) -> Result<ExitCode> {
     config.reward.validate()?;
@@ -30,7 +34,7 @@ pub fn run(config: &Config, args: &ExportArgs) -> Result<ExitCode> {
     let files = trajectory_files(args.source.run.as_deref(), &args.source.files)?;
     let mut rows: Vec<Value> = Vec::new();
     let (mut exported, mut skipped) = (0, 0);
-    for loaded in load(&files)? {
+    for loaded in load_all(&files)? {
         let needs_reward = matches!(args.format, ExportFormatArg::Skyrl | ExportFormatArg::Verl)
             || args.min_reward.is_some();
         let reward = if needs_reward {

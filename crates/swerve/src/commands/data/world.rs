@@ -24,9 +24,9 @@ use swerve_world::cot::{
 use swerve_world::samples::WorldSample;
 
 use crate::cli::{DataWorldArgs, WorldKindArg};
-use crate::config::Config;
-use crate::world::data::{balance, read_samples, sft_row};
-use crate::world::models;
+use swerve_rollout::config::Config;
+use swerve_rollout::models;
+use swerve_world::samples::files::{balance, read_samples, sft_row};
 
 pub fn run(config: &Config, args: &DataWorldArgs) -> Result<ExitCode> {
     let samples: Vec<WorldSample> = read_samples(&args.paths)?
@@ -247,7 +247,7 @@ fn reasoning(
     if judge_config.base_url.is_empty() {
         judge_config.base_url.clone_from(&cot.teacher.base_url);
     }
-    let judge = models::load(&judge_config, "world.cot.judge")?;
+    let judge = models::optional(&judge_config, "world.cot.judge")?;
     let rejected_path = args
         .rejected
         .clone()

@@ -9,12 +9,8 @@
 //! outcome is skipped (`--redo` runs it again); one cut off by a crash starts over. Resuming
 //! with settings that change results is refused, so one directory never mixes two set-ups.
 
-mod edit;
-pub(super) mod models;
 mod resources;
-pub(super) mod rollout;
 mod summary;
-mod world;
 
 use std::collections::BTreeSet;
 use std::process::ExitCode;
@@ -24,14 +20,14 @@ use std::time::Instant;
 use anyhow::{Result, bail};
 use swerve_core::trajectory::{ExitReason, Outcome};
 
+use crate::batch::{self, Ended};
 use crate::cli::RunArgs;
-use crate::commands::batch::{self, Ended};
-use crate::commands::resume;
-use crate::config::Config;
-use crate::open;
-use models::ModelSource;
-use rollout::{Rollout, Shared};
 use summary::Failure;
+use swerve_rollout::config::Config;
+use swerve_rollout::models::ModelSource;
+use swerve_rollout::open;
+use swerve_rollout::rollout::{Rollout, RunContext};
+use swerve_rollout::run_dir;
 
 /// Settings whose change would make a run directory mix rollouts of different set-ups.
 const RESULT_KEYS: &[&str] = &[
@@ -86,11 +82,11 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
     if config.run.samples == 0 || config.run.concurrency == 0 {
         bail!("run.samples and run.concurrency must be at least 1");
     }
-    crate::training::check_run_reward(config)?;
+    swerve_rollout::reward::check_run_reward(config)?;
     let source = Arc::new(ModelSource::new(config, &tasks)?);
     let out = &args.out;
-    let shared = Arc::new(Shared::new(config, &args.tasks, out.join("eval-logs"))?);
-    resume::prepare(
+    let shared = Arc::new(RunContext::new(config, &args.tasks, out.join("eval-logs"))?);
+    run_dir::prepare(
         out,
         &["trajectories", "logs"],
         config,

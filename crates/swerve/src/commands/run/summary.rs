@@ -16,8 +16,8 @@ use swerve_edit::{EditMetrics, EditSummary};
 use swerve_train::stats::{RepeatedRates, Spread, render_rate, repeated_rates, spread};
 
 use super::resources::ResourceUsage;
-use super::rollout::Rollout;
-use crate::commands::batch;
+use crate::batch;
+use swerve_rollout::rollout::Rollout;
 
 /// A rollout of this invocation that could not run to its end.
 #[derive(Debug, Clone, Serialize)]

@@ -23,11 +23,9 @@ use swerve_tools::formats::{ModelOutput, NativeToolCall, ToolFormat};
 
 use super::errors::{ApiError, read_json};
 use super::requests::{EnvRequest, StepRequest, overridden};
-use super::reward;
 use super::service::Service;
-use crate::commands::run::rollout::Evaluation;
-use crate::config::Config;
-use crate::open;
+use swerve_rollout::config::Config;
+use swerve_rollout::open;
 
 /// The open environments.
 pub struct Envs {
@@ -306,21 +304,26 @@ pub async fn evaluate(
     let env = guard
         .as_ref()
         .ok_or_else(|| ApiError::not_found(&format!("environment {id:?}")))?;
-    let graded = tokio::task::block_in_place(|| -> anyhow::Result<_> {
+    let prepared = tokio::task::block_in_place(|| -> anyhow::Result<_> {
         let patch = env.workspace.patch(&env.config.patch)?.diff;
-        let evaluation = Evaluation::new(&env.config, &service.task_file, service.eval_logs())?;
-        let report = evaluation.grade(&env.config.cache()?, &env.task, &patch, &id);
-        Ok((patch, report))
+        Ok((patch, service.grader(&env.config)?))
     });
-    let (patch, report) = graded.map_err(|error| ApiError::internal(&error))?;
+    let (patch, grader) = prepared.map_err(|error| ApiError::internal(&error))?;
+    let grade = grader
+        .grade(
+            &env.task,
+            Some(patch.as_str()).filter(|patch| !patch.is_empty()),
+            Some(&id),
+        )
+        .await;
     slot.touch();
     Ok(Json(json!({
         "id": id,
         "instance_id": env.task.instance_id,
-        "reward": reward::graded(&report),
-        "resolved": report.resolved,
+        "reward": grade.score.unwrap_or(0.0),
+        "resolved": grade.resolved(),
         "patch": patch,
-        "report": report,
+        "report": grade.to_json(),
     })))
 }
 

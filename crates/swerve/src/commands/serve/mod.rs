@@ -30,8 +30,8 @@ use swerve_core::atomic::write_json_atomically;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::Notify;
 
-use crate::config::Config;
 use service::Service;
+use swerve_rollout::config::Config;
 
 /// How long cancelled rollouts get to tear their sandboxes down after the grace period.
 const TEARDOWN_WAIT: Duration = Duration::from_secs(30);

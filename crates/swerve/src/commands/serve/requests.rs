@@ -10,9 +10,9 @@ use swerve_core::Task;
 use swerve_core::task::parse_tasks;
 
 use super::errors::ApiError;
-use crate::config::Config;
-use crate::config::layers::{self, Layer};
-use crate::config::serve::ServeSection;
+use swerve_rollout::config::Config;
+use swerve_rollout::config::layers::{self, Layer};
+use swerve_rollout::config::serve::ServeSection;
 
 /// `POST /v1/rollouts`.
 #[derive(Debug, Deserialize)]
@@ -93,7 +93,7 @@ impl TaskIndex {
     /// The tasks of `file` (`serve.tasks`), or none.
     pub fn load(file: Option<&Path>) -> anyhow::Result<Self> {
         let tasks = match file {
-            Some(file) => crate::open::tasks(file)?,
+            Some(file) => swerve_rollout::open::tasks(file)?,
             None => Vec::new(),
         };
         Ok(Self {

@@ -11,14 +11,12 @@ use axum::body::Body;
 use axum::extract::State;
 use serde_json::{Value, json};
 use swerve_core::trajectory::Outcome;
-use swerve_eval::report::InstanceReport;
 
 use super::errors::ApiError;
 use super::patch_text::patch_in;
 use super::requests::RewardRequest;
 use super::service::Service;
-use crate::commands::run::rollout::Evaluation;
-use crate::training::REWARD_KEY;
+use swerve_rollout::reward::REWARD_KEY;
 
 /// The reward a rollout is answered with, and its parts. This is where the composable
 /// reward plugs in: the breakdown `swerve run --eval` records in the outcome
@@ -31,11 +29,6 @@ pub fn rollout_reward(outcome: &Outcome) -> (Option<f64>, Option<Value>) {
         .and_then(|parts| parts["total"].as_f64())
         .or(outcome.reward);
     (total, parts)
-}
-
-/// The reward of a graded patch: 1 resolved, 0 not.
-pub fn graded(report: &InstanceReport) -> f64 {
-    if report.resolved { 1.0 } else { 0.0 }
 }
 
 /// `POST /v1/reward`.
@@ -70,11 +63,7 @@ pub async fn openrlhf(
         .map(|(index, label)| service.tasks.get(label, &format!("labels[{index}]")))
         .collect::<Result<Vec<_>, _>>()?;
     let _permit = service.slots.acquire().await?;
-    let evaluation = Evaluation::new(&service.config, &service.task_file, service.eval_logs())
-        .map_err(|error| ApiError::internal(&error))?;
-    let cache = service
-        .config
-        .cache()
+    let grader = tokio::task::block_in_place(|| service.grader(&service.config))
         .map_err(|error| ApiError::internal(&error))?;
     let request_id = service.new_id("reward");
     let (mut rewards, mut found) = (Vec::new(), Vec::new());
@@ -88,9 +77,9 @@ pub async fn openrlhf(
             Some(patch) => {
                 found.push(1.0);
                 let label = format!("{request_id}-{index}");
-                let report =
-                    tokio::task::block_in_place(|| evaluation.grade(&cache, task, &patch, &label));
-                graded(&report)
+                let patch = Some(patch.as_str()).filter(|patch| !patch.is_empty());
+                let grade = grader.grade(task, patch, Some(&label)).await;
+                grade.score.unwrap_or(0.0)
             }
             None => {
                 found.push(0.0);

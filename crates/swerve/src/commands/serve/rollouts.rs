@@ -20,9 +20,9 @@ use super::errors::ApiError;
 use super::requests::{RolloutRequest, overridden};
 use super::reward;
 use super::service::Service;
-use crate::commands::run::models::{ModelSource, REPLAY};
-use crate::commands::run::rollout::{Rollout, Shared};
-use crate::embedded::EMBEDDED;
+use swerve_rollout::models::EMBEDDED;
+use swerve_rollout::models::{ModelSource, REPLAY};
+use swerve_rollout::rollout::{Rollout, RunContext};
 
 /// The rollouts running and those that ended lately.
 pub struct Rollouts {
@@ -209,7 +209,7 @@ fn prepare(
     service: &Service,
     request: &RolloutRequest,
     task: &Task,
-) -> Result<(Shared, ModelSource), ApiError> {
+) -> Result<(RunContext, ModelSource), ApiError> {
     let mut config = overridden(&service.config, &service.serve, &request.overrides)?;
     if request.model.trim().is_empty() {
         return Err(ApiError::bad_field("model", "`model` is empty"));
@@ -231,7 +231,7 @@ fn prepare(
     };
     let model = ModelSource::new(&config, std::slice::from_ref(task))
         .map_err(|error| ApiError::bad_field(field, format!("{error:#}")))?;
-    let shared = Shared::new(&config, &service.task_file, service.eval_logs())
+    let shared = RunContext::new(&config, &service.task_file, service.eval_logs())
         .map_err(|error| ApiError::bad_field("overrides", format!("{error:#}")))?;
     Ok((shared, model))
 }

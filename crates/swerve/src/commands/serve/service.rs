@@ -2,6 +2,7 @@
 //! index, the slots, the rollouts and environments, and whether it is shutting down.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -15,8 +16,10 @@ use super::errors::{ApiError, read_json};
 use super::requests::{TaskIndex, checked_id};
 use super::rollouts::Rollouts;
 use super::slots::Slots;
-use crate::config::Config;
-use crate::config::serve::ServeSection;
+use swerve_eval::grader::Grader;
+
+use swerve_rollout::config::Config;
+use swerve_rollout::config::serve::ServeSection;
 
 /// Everything the handlers share.
 pub struct Service {
@@ -56,7 +59,7 @@ impl Service {
         if !(serve.env_ttl_secs > 0.0 && serve.shutdown_grace_secs >= 0.0) {
             bail!("serve.env_ttl_secs must be positive and serve.shutdown_grace_secs not negative");
         }
-        crate::training::check_run_reward(config)?;
+        swerve_rollout::reward::check_run_reward(config)?;
         for dir in ["trajectories", "logs"] {
             let path = serve.out.join(dir);
             std::fs::create_dir_all(&path)
@@ -151,6 +154,18 @@ impl Service {
     /// Where graded patches' logs go.
     pub fn eval_logs(&self) -> PathBuf {
         self.serve.out.join("eval-logs")
+    }
+
+    /// The grader `config` (the service's, or an environment's) names, its logs in
+    /// [`Service::eval_logs`]. Blocks (it reads the cache directory).
+    pub fn grader(&self, config: &Config) -> anyhow::Result<Arc<dyn Grader>> {
+        swerve_rollout::grading::grader(
+            config,
+            config.run.evaluator,
+            &self.task_file,
+            config.eval_settings(self.eval_logs()),
+            &swerve_rollout::grading::analyses(config)?,
+        )
     }
 }
 

@@ -25,11 +25,11 @@ use swerve_core::Task;
 use swerve_core::atomic::write_json_atomically;
 use swerve_eval::evaluate::{EvalSettings, Evaluator};
 use swerve_eval::report::InstanceReport;
+use swerve_eval::spec::RecipeTable;
 
 use crate::cli::CheckArgs;
-use crate::commands::eval;
-use crate::config::Config;
-use crate::open;
+use swerve_rollout::config::Config;
+use swerve_rollout::open;
 
 /// One task's check, as written to `check.json`.
 #[derive(Debug, Clone, Serialize)]
@@ -69,12 +69,14 @@ pub fn run(config: &Config, args: &CheckArgs) -> Result<ExitCode> {
     let tasks = open::selected_tasks(&args.file, &args.ids)?;
     let out = args.out.clone().unwrap_or_else(|| default_out(&args.file));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
-    let recipes = eval::recipes(args.recipes.as_deref().or(config.run.recipes.as_deref()))?;
+    let recipes =
+        RecipeTable::shipped_with(args.recipes.as_deref().or(config.run.recipes.as_deref()))
+            .map_err(|error| anyhow::anyhow!("{error}"))?;
     let cache = config.cache()?;
     let repos = config.repo_map(&args.file);
-    let images = crate::open::TaskImages(config.clone());
+    let images = swerve_rollout::open::TaskImages(config.clone());
     let evaluator = |kind: &str| {
-        let mut settings: EvalSettings = eval::settings(config, out.join("logs").join(kind));
+        let mut settings: EvalSettings = config.eval_settings(out.join("logs").join(kind));
         settings.use_cache = false;
         if let Some(seconds) = args.timeout {
             settings.test_timeout = Duration::from_secs_f64(seconds);

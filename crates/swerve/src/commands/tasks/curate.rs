@@ -10,13 +10,15 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 use swerve_core::task::{TaskFileFormat, save_tasks};
+use swerve_core::trajectory::import::load_all;
 use swerve_train::curate::{Determinism, Evidence, Filters, SuccessCount, curate};
 use swerve_train::reward::resolved;
 
-use crate::agile::load;
 use crate::cli::CurateArgs;
-use crate::open;
-use crate::training::{trajectory_files, write_lines};
+use swerve_rollout::open;
+use swerve_train::rows::write_lines;
+
+use swerve_rollout::run_dir::trajectory_files;
 
 pub fn run(args: &CurateArgs) -> Result<ExitCode> {
     if !(0.0..=1.0).contains(&args.max_success_rate) {
@@ -75,7 +77,7 @@ fn success_counts(runs: &[PathBuf]) -> Result<BTreeMap<String, SuccessCount>> {
     let mut counts: BTreeMap<String, SuccessCount> = BTreeMap::new();
     let mut ungraded = 0;
     for run in runs {
-        for loaded in load(&trajectory_files(Some(run), &[])?)? {
+        for loaded in load_all(&trajectory_files(Some(run), &[])?)? {
             let header = &loaded.trajectory.header;
             let Some(success) = loaded
                 .trajectory

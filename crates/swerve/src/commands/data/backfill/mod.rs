@@ -25,15 +25,16 @@ use serde_json::Value;
 use swerve_agent::backfill::{Spent, Stop, Teacher};
 use swerve_agent::reasoning::WindowPolicy;
 use swerve_core::atomic::write_json_atomically;
+use swerve_core::trajectory::import::load_all;
 use swerve_core::trajectory::{Trajectory, read_trajectory, write_trajectory};
-use swerve_llm::{ApiMode, HttpModel, Model};
+use swerve_llm::Model;
+use swerve_rollout::models;
 use swerve_tools::formats::ToolFormat;
 
-use crate::agile;
+use crate::batch::{self, Ended};
 use crate::cli::BackfillArgs;
-use crate::commands::batch::{self, Ended};
-use crate::commands::resume;
-use crate::config::Config;
+use swerve_rollout::config::Config;
+use swerve_rollout::run_dir;
 
 /// Settings whose change would make an output directory mix trajectories of two set-ups.
 const RESULT_KEYS: &[&str] = &[
@@ -51,37 +52,17 @@ const COUNTS: &[&str] = &["done", "rejected", "failed"];
 pub fn run(config: &Config, args: &BackfillArgs) -> Result<ExitCode> {
     let settings = &config.backfill;
     let teacher = &settings.teacher;
-    if teacher.model.is_empty() {
-        bail!("give the teacher: --teacher MODEL, the served model's name [backfill.teacher.name]");
-    }
-    let embedded = teacher.model == crate::embedded::EMBEDDED;
-    if teacher.base_url.is_empty() && !embedded {
-        bail!(
-            "--teacher {} needs --base-url URL, an OpenAI-compatible server such as \
-             http://127.0.0.1:8000/v1 [backfill.teacher.base_url]",
-            teacher.model
-        );
-    }
-    if teacher.mode != ApiMode::Chat {
-        bail!("the teacher is asked in chat mode: set backfill.teacher.mode = \"chat\"");
-    }
     if settings.concurrency == 0 || settings.max_attempts == 0 {
         bail!("backfill.concurrency and backfill.max_attempts must be at least 1");
     }
     let format = config.format()?;
-    let prices = config.prices()?;
-    let priced = prices.get(&teacher.model).is_some();
-    let model: Arc<dyn Model> = if embedded {
-        crate::embedded::load(teacher, "backfill.teacher")?
-    } else {
-        Arc::new(HttpModel::new(teacher.clone())?.with_prices(prices))
-    };
+    let (model, priced) = models::teacher(config)?;
     Teacher::new(model.as_ref(), format.as_ref(), settings.max_attempts)
         .map_err(|error| anyhow!("run.format = {:?}: {error}", config.run.format))?;
 
     let out = &args.out;
     let jobs = plan(&args.files, out)?;
-    resume::prepare(
+    run_dir::prepare(
         out,
         &["trajectories", "rejected"],
         config,
@@ -208,7 +189,7 @@ enum Finished {
 fn plan(files: &[PathBuf], out: &Path) -> Result<Vec<Job>> {
     let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut jobs = Vec::new();
-    for loaded in agile::load(files)? {
+    for loaded in load_all(files)? {
         let id = &loaded.trajectory.header.id;
         if id.is_empty() {
             bail!(

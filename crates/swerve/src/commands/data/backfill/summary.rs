@@ -10,7 +10,7 @@ use serde::Serialize;
 use swerve_agent::backfill::Spent;
 
 use super::{Job, State, write_json};
-use crate::commands::batch;
+use crate::batch;
 
 /// A trajectory of this invocation that could not be backfilled (it is retried by the next).
 #[derive(Debug, Clone, Serialize)]

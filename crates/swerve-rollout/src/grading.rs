@@ -1,0 +1,93 @@
+//! The one grader factory: from the configuration to an `Arc<dyn Grader>` (swerve-eval's
+//! seam), running the tests ([`TestGrader`]) or asking SWE-World's reward model
+//! ([`SwrGrader`]). Every command that grades (`eval`, `run --eval`, `serve`, `select`)
+//! builds its grader here and uses it without asking which it is.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Result;
+use swerve_eval::evaluate::EvalSettings;
+use swerve_eval::grader::{Grader, TestGrader};
+use swerve_eval::spec::RecipeTable;
+use swerve_world::analysis::cache::Analyses;
+use swerve_world::swr::grader::{EvaluationContexts, SwrGrader};
+
+use crate::config::{Config, EvaluatorKind};
+use crate::{models, open};
+
+/// The grader `kind` under `config`, for tasks loaded from `task_file` (their repositories
+/// are found from it). Test runs follow `settings`; both graders keep their logs in
+/// `settings.log_dir`. A reward model shares the initial analyses `analyses`.
+pub fn grader(
+    config: &Config,
+    kind: EvaluatorKind,
+    task_file: &Path,
+    settings: EvalSettings,
+    analyses: &Arc<Analyses>,
+) -> Result<Arc<dyn Grader>> {
+    Ok(match kind {
+        EvaluatorKind::Tests => Arc::new(TestGrader {
+            cache: config.cache()?,
+            repos: config.repo_map(task_file),
+            recipes: recipes(config)?,
+            settings,
+            images: Some(Arc::new(open::TaskImages(config.clone()))),
+        }),
+        EvaluatorKind::Swr => Arc::new(swr(
+            config,
+            contexts(config, task_file, analyses.clone())?,
+            settings.log_dir,
+        )?),
+    })
+}
+
+/// The reward model of `config` (`[world.reward_model]`, required) over `contexts`, its
+/// votes saved under `log_dir`.
+pub fn swr(
+    config: &Config,
+    contexts: Arc<EvaluationContexts>,
+    log_dir: Option<std::path::PathBuf>,
+) -> Result<SwrGrader> {
+    Ok(SwrGrader {
+        model: models::require(
+            &config.world.reward_model,
+            "world.reward_model",
+            "grading with SWR",
+        )?,
+        contexts,
+        log_dir,
+    })
+}
+
+/// Evaluation contexts under `config` for tasks loaded from `task_file`.
+pub fn contexts(
+    config: &Config,
+    task_file: &Path,
+    analyses: Arc<Analyses>,
+) -> Result<Arc<EvaluationContexts>> {
+    Ok(Arc::new(EvaluationContexts {
+        cache: config.cache()?,
+        repos: config.repo_map(task_file),
+        recipes: recipes(config)?,
+        workspace: config.workspace_options(),
+        world: config.world.clone(),
+        analyses,
+    }))
+}
+
+/// The initial analyses of SWE-World's models under `config` (none when
+/// `[world.analysis_model]` is unset), cached in the cache directory.
+pub fn analyses(config: &Config) -> Result<Arc<Analyses>> {
+    Ok(Arc::new(Analyses::new(
+        models::optional(&config.world.analysis_model, "world.analysis_model")?,
+        &config.world,
+        config.cache()?.root(),
+    )))
+}
+
+/// The shipped recipes with `run.recipes` over them.
+fn recipes(config: &Config) -> Result<RecipeTable> {
+    RecipeTable::shipped_with(config.run.recipes.as_deref())
+        .map_err(|error| anyhow::anyhow!("{error}"))
+}

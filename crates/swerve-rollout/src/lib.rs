@@ -1,0 +1,34 @@
+//! From a configuration and a task to a graded, rewarded rollout and its run directory:
+//! everything a front end (the `swerve` command line, its HTTP service, a Python binding)
+//! needs to run rollouts without reaching into a CLI.
+//!
+//! Start from [`rollout::RunContext`] (what every rollout of a run shares, built from a
+//! [`config::Config`]) and [`rollout::Rollout::run`]:
+//!
+//! 1. [`open::environment`] makes the task's environment (the one factory of
+//!    `swerve_sandbox::Environment`) and [`open::toolbox`] the tools over it; [`rollout`]
+//!    adds SWE-World's and SWE-Edit's interceptors as the configuration asks ([`world`],
+//!    [`edit`]);
+//! 2. `swerve_agent::episode::Agent::run` writes each step, and the trajectory writer keeps
+//!    them in memory;
+//! 3. the environment's patch is graded by the run's one `Grader` ([`grading`]);
+//! 4. the edit metrics and the training reward are computed from the trajectory in memory
+//!    ([`reward`]) and the outcome written.
+//!
+//! [`demo`] replays recorded solutions. [`models`] is the one model factory (agent, SWE-World, SWE-Edit, edit-bench, backfill
+//! teacher, embedded); [`run_dir`] is the layout of run directories (resuming, the
+//! trajectories of a run, the candidates of test-time selection).
+
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod config;
+pub mod demo;
+pub mod edit;
+pub mod grading;
+pub mod models;
+pub mod open;
+pub mod reward;
+pub mod rollout;
+pub mod run_dir;
+pub mod world;

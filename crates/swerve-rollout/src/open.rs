@@ -1,0 +1,199 @@
+//! Opening a task's environment: load the task file, find the task, resolve its
+//! repository, prepare the base and the task's environment, and create a sandboxed
+//! workspace with the environment layered in ([`environment`], the factory of
+//! `swerve_sandbox`'s [`Environment`] seam).
+//!
+//! Every rollout (`swerve run`, `swerve serve` rollouts and environments, `swerve env
+//! exec | tool`, and with them SWE-World's recording and SWE-Edit's subagents, which work
+//! in the rollout's workspace) opens its workspace here, through
+//! [`swerve_eval::prepare::TaskEnvironments`], the place grading prepares its own: the agent
+//! sees the interpreter, packages, project install, `PATH`, `VIRTUAL_ENV`, variables and
+//! paths its patch is graded with.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use swerve_core::Task;
+use swerve_core::task::load_tasks;
+use swerve_eval::evaluate::EvalSettings;
+use swerve_eval::prepare::{PreparedTask, TaskEnvironments};
+use swerve_image::IdMapping;
+use swerve_sandbox::{Cache, Environment, ImageRoot, Workspace};
+use swerve_tools::{Toolbox, WorkspaceFs};
+
+use crate::config::Config;
+
+/// Loads `file` (errors name the file, record and field).
+pub fn tasks(file: &Path) -> Result<Vec<Task>> {
+    load_tasks(file).map_err(|error| anyhow::anyhow!("{error}"))
+}
+
+/// The tasks of `file` whose ids are in `ids` (all of them when `ids` is empty); an error
+/// when none is left.
+pub fn selected_tasks(file: &Path, ids: &[String]) -> Result<Vec<Task>> {
+    let tasks: Vec<Task> = tasks(file)?
+        .into_iter()
+        .filter(|task| ids.is_empty() || ids.contains(&task.instance_id))
+        .collect();
+    if tasks.is_empty() {
+        bail!(
+            "{}: no task with the given ids ({})",
+            file.display(),
+            ids.join(", ")
+        );
+    }
+    Ok(tasks)
+}
+
+/// The task `id` of `file`, or an error listing close matches.
+pub fn task(file: &Path, id: &str) -> Result<Task> {
+    let tasks = tasks(file)?;
+    if let Some(task) = tasks.iter().find(|task| task.instance_id == id) {
+        return Ok(task.clone());
+    }
+    let close: Vec<&str> = tasks
+        .iter()
+        .map(|task| task.instance_id.as_str())
+        .filter(|candidate| candidate.contains(id) || id.contains(*candidate))
+        .take(5)
+        .collect();
+    if close.is_empty() {
+        bail!(
+            "{}: no task with instance_id \"{id}\" (the file has {} tasks; `swerve tasks list {}` shows them)",
+            file.display(),
+            tasks.len(),
+            file.display()
+        )
+    }
+    bail!(
+        "{}: no task with instance_id \"{id}\"; did you mean: {}?",
+        file.display(),
+        close.join(", ")
+    )
+}
+
+/// The image `task` runs in: the one its row names (`image`, `docker_image`,
+/// `image_name`), else the one `images.naming` derives, rewrites applied later.
+pub fn task_image(config: &Config, task: &Task) -> Option<String> {
+    config.images.image_for(task.image(), &task.instance_id)
+}
+
+/// The unpacked root of `image` for this configuration's sandboxes: pulled (or imported
+/// earlier) into the image store, each layer unpacked once.
+pub fn image_root(config: &Config, image: &str) -> Result<ImageRoot> {
+    let store = config.image_store()?;
+    let record = match store.record(image)? {
+        Some(record) => record,
+        None => store.pull_blocking(image)?,
+    };
+    let ids = IdMapping::for_sandbox(&config.sandbox)?;
+    Ok(store.root_for(&record, ids)?)
+}
+
+/// The images of tasks for grading (`swerve eval`, `swerve run --eval`): the same choice as
+/// [`workspace`] makes.
+pub struct TaskImages(pub Config);
+
+impl swerve_eval::evaluate::ImageProvider for TaskImages {
+    fn image_root(&self, task: &Task) -> Option<std::result::Result<ImageRoot, String>> {
+        let image = task_image(&self.0, task)?;
+        Some(image_root(&self.0, &image).map_err(|error| format!("{image}: {error:#}")))
+    }
+}
+
+/// A fresh workspace of `task` (loaded from `task_file`) under `config`, in `cache`.
+///
+/// The one place that chooses how a task's environment is made: in its image when it has
+/// one ([`task_image`]), else over a cached base checkout of its repository with the task's
+/// environment (built on first use, then cached) layered in, as grading does.
+pub fn workspace(
+    config: &Config,
+    cache: &Cache,
+    task_file: &Path,
+    task: &Task,
+) -> Result<Workspace> {
+    if let Some(image) = task_image(config, task) {
+        let root = image_root(config, &image)
+            .with_context(|| format!("task {}: image {image}", task.instance_id))?;
+        return Workspace::create_from_image(cache, &root, &config.workspace_options())
+            .with_context(|| {
+                format!(
+                    "task {}: creating its workspace in image {image}",
+                    task.instance_id
+                )
+            });
+    }
+    let prepared = prepare(config, cache, task_file, task)?;
+    prepared
+        .workspace(cache)
+        .with_context(|| format!("task {}: creating its workspace", task.instance_id))
+}
+
+/// The base checkout, test spec and environment of `task` under `config`: what grading
+/// prepares for it, with the sandbox settings of `config`.
+pub fn prepare(
+    config: &Config,
+    cache: &Cache,
+    task_file: &Path,
+    task: &Task,
+) -> Result<PreparedTask> {
+    // The shipped table is parsed once per process, not once per rollout.
+    static SHIPPED: std::sync::OnceLock<swerve_eval::spec::RecipeTable> =
+        std::sync::OnceLock::new();
+    let loaded;
+    let recipes = match &config.run.recipes {
+        None => SHIPPED.get_or_init(swerve_eval::spec::RecipeTable::shipped),
+        Some(file) => {
+            loaded = swerve_eval::spec::RecipeTable::shipped_with(Some(file))
+                .map_err(|error| anyhow::anyhow!("{error}"))?;
+            &loaded
+        }
+    };
+    let repos = config.repo_map(task_file);
+    let workspace = config.workspace_options();
+    let defaults = EvalSettings::default();
+    let prepared = TaskEnvironments {
+        cache,
+        repos: &repos,
+        recipes,
+        workspace: &workspace,
+        network: defaults.environment_network,
+        timeout: defaults.environment_timeout,
+    }
+    .prepare(task)
+    .with_context(|| format!("task {}", task.instance_id))?;
+    if let Some(seconds) = prepared.environment_seconds {
+        tracing::info!(
+            task = %task.instance_id,
+            seconds,
+            "environment ready"
+        );
+    }
+    Ok(prepared)
+}
+
+/// A fresh environment of `task` (loaded from `task_file`) under `config`, in `cache`: the
+/// one factory of the [`Environment`] seam, which today makes the [`workspace`] the task's
+/// image or its base checkout gives.
+pub fn environment(
+    config: &Config,
+    cache: &Cache,
+    task_file: &Path,
+    task: &Task,
+) -> Result<Box<dyn Environment>> {
+    let workspace = workspace(config, cache, task_file, task)?;
+    tracing::info!(
+        workspace = %workspace.host_root().display(),
+        strategy = ?workspace.strategy(),
+        "workspace ready"
+    );
+    Ok(Box::new(workspace))
+}
+
+/// The native tools over `environment`, with paths as the sandbox shows them.
+pub fn toolbox(config: &Config, environment: &dyn Environment) -> Toolbox {
+    let mount_point = config.sandbox.mount_point.to_string_lossy();
+    let fs = WorkspaceFs::with_sandbox_root(environment.host_root(), &mount_point)
+        .owned_by(environment.file_owner());
+    Toolbox::new(fs, environment.shell(), config.tools.clone())
+}
