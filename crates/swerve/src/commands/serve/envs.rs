@@ -6,9 +6,8 @@
 //!
 //! Commands always run in the sandbox here (`run.env = "world"` applies to rollouts only).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use axum::Json;
 use axum::body::Body;
@@ -16,126 +15,14 @@ use axum::extract::{Path as UrlPath, State};
 use serde_json::{Value, json};
 use swerve_agent::episode::opening;
 use swerve_agent::prompt::Prompts;
-use swerve_core::{Task, ToolCall};
-use swerve_sandbox::Workspace;
-use swerve_tools::Toolbox;
-use swerve_tools::formats::{ModelOutput, NativeToolCall, ToolFormat};
+use swerve_core::ToolCall;
+use swerve_tools::formats::{ModelOutput, NativeToolCall};
 
+use super::env_table::{Env, Slot, destroy};
 use super::errors::{ApiError, read_json};
 use super::requests::{EnvRequest, StepRequest, overridden};
 use super::service::Service;
-use swerve_rollout::config::Config;
 use swerve_rollout::open;
-
-/// The open environments.
-pub struct Envs {
-    open: Mutex<HashMap<String, Arc<Slot>>>,
-    max: usize,
-    ttl: Duration,
-    retry_after: u64,
-}
-
-/// One environment and when it was last used.
-struct Slot {
-    env: Arc<tokio::sync::Mutex<Option<Env>>>,
-    last_used: Mutex<Instant>,
-}
-
-impl Slot {
-    fn touch(&self) {
-        *self.last_used.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
-    }
-
-    fn idle(&self) -> Duration {
-        self.last_used
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .elapsed()
-    }
-}
-
-/// A task's workspace and tools, under the configuration it was opened with.
-struct Env {
-    task: Task,
-    config: Config,
-    format: Box<dyn ToolFormat>,
-    workspace: Workspace,
-    toolbox: Toolbox,
-    /// The agent called `finish`.
-    done: bool,
-}
-
-impl Envs {
-    pub fn new(max: usize, ttl: Duration, retry_after: u64) -> Self {
-        Self {
-            open: Mutex::default(),
-            max,
-            ttl,
-            retry_after,
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Slot>>> {
-        self.open.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn get(&self, id: &str) -> Result<Arc<Slot>, ApiError> {
-        self.lock().get(id).cloned().ok_or_else(|| {
-            ApiError::not_found(&format!("environment {id:?} (deleted or expired?)"))
-        })
-    }
-
-    /// Environments open now.
-    pub fn count(&self) -> usize {
-        self.lock().len()
-    }
-
-    /// Destroys the environments idle for longer than the time to live; returns how many.
-    pub fn reap(&self) -> usize {
-        let expired: Vec<(String, Arc<Slot>)> = self
-            .lock()
-            .iter()
-            .filter(|(_, slot)| slot.idle() > self.ttl)
-            .map(|(id, slot)| (id.clone(), slot.clone()))
-            .collect();
-        let mut reaped = 0;
-        for (id, slot) in expired {
-            // One in use is not idle; it is looked at again next time.
-            let Ok(mut env) = slot.env.clone().try_lock_owned() else {
-                continue;
-            };
-            self.lock().remove(&id);
-            destroy(&id, env.take());
-            tracing::info!(id = %id, "environment expired");
-            reaped += 1;
-        }
-        reaped
-    }
-
-    /// Destroys every environment (at shutdown), waiting for steps in progress.
-    pub async fn close_all(&self) -> usize {
-        let all: Vec<(String, Arc<Slot>)> = self.lock().drain().collect();
-        let closed = all.len();
-        for (id, slot) in all {
-            let env = slot.env.lock().await.take();
-            destroy(&id, env);
-        }
-        closed
-    }
-
-    /// How often the reaper looks: a quarter of the time to live, within 50 ms and 5 s.
-    pub fn reap_interval(&self) -> Duration {
-        (self.ttl / 4).clamp(Duration::from_millis(50), Duration::from_secs(5))
-    }
-}
-
-fn destroy(id: &str, env: Option<Env>) {
-    if let Some(env) = env
-        && let Err(error) = tokio::task::block_in_place(|| env.workspace.destroy())
-    {
-        tracing::warn!(id = %id, "destroying the environment's workspace: {error}");
-    }
-}
 
 /// `POST /v1/envs`.
 pub async fn create(

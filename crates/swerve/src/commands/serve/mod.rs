@@ -10,11 +10,13 @@
 //! and records what it interrupted in `<serve.out>/shutdown.json`.
 
 mod api;
+mod env_table;
 mod envs;
 mod errors;
 mod patch_text;
 mod requests;
 mod reward;
+mod rollout_table;
 mod rollouts;
 mod service;
 mod slots;

@@ -11,10 +11,10 @@ use axum::body::Body;
 use axum::http::{HeaderMap, Uri, header};
 use serde::de::DeserializeOwned;
 
-use super::envs::Envs;
+use super::env_table::Envs;
 use super::errors::{ApiError, read_json};
 use super::requests::{TaskIndex, checked_id};
-use super::rollouts::Rollouts;
+use super::rollout_table::Rollouts;
 use super::slots::Slots;
 use swerve_eval::grader::Grader;
 
