@@ -14,7 +14,7 @@ pub(super) mod models;
 mod resources;
 pub(super) mod rollout;
 mod summary;
-mod world;
+pub(super) mod world;
 
 use std::collections::BTreeSet;
 use std::process::ExitCode;
