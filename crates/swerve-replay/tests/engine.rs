@@ -184,16 +184,14 @@ fn a_persistent_session_carries_cwd_and_exports_and_a_fresh_process_does_not() {
             semantics_of(scaffold),
             root,
         );
-        commands
-            .iter()
-            .map(|command| {
-                shell
-                    .run(command, Duration::from_secs(5))
-                    .unwrap()
-                    .stdout_text()
-            })
-            .last()
-            .unwrap()
+        let mut output = String::new();
+        for command in commands {
+            output = shell
+                .run(command, Duration::from_secs(5))
+                .unwrap()
+                .stdout_text();
+        }
+        output
     };
     assert_eq!(run(Scaffold::MiniSweAgent), format!("{root}\n[]\n"));
     assert_eq!(run(Scaffold::SweAgent), format!("{root}/pkg\n[bar]\n"));
