@@ -285,3 +285,46 @@ fn a_trajectory_without_its_task_is_named_and_fails_the_command() {
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
     assert_eq!(report["total"]["failed"], 1);
 }
+
+#[test]
+fn a_replay_records_the_same_world_data_and_grade_as_the_live_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live");
+    let live_world = dir.path().join("live-world");
+    succeeded(
+        &RunArgs::new(&live)
+            .model("replay")
+            .args([
+                "--eval",
+                "tests",
+                "--record-world-data",
+                live_world.to_str().unwrap(),
+                "swerve-examples__calc-1",
+            ])
+            .run(dir.path()),
+    );
+    let replay_world = dir.path().join("replay-world");
+    let trajectory = live.join("trajectories/swerve-examples__calc-1__0.jsonl");
+    let report = replay(
+        dir.path(),
+        &[trajectory],
+        &examples(),
+        &dir.path().join("out"),
+        &[
+            "--grade",
+            "--record-world-data",
+            replay_world.to_str().unwrap(),
+        ],
+    );
+    let grade = &report["trajectories"][0]["grade"];
+    assert_eq!(grade["replayed_resolved"], true, "{grade}");
+    assert_eq!(grade["recorded_resolved"], true, "{grade}");
+    assert_eq!(grade["agrees"], true);
+    for kind in ["swt", "swr"] {
+        let file = format!("{kind}/swerve-examples__calc-1__0.jsonl");
+        let live = std::fs::read_to_string(live_world.join(&file)).unwrap();
+        let replayed = std::fs::read_to_string(replay_world.join(&file)).unwrap();
+        assert!(!live.is_empty(), "{kind}: the live run recorded nothing");
+        assert_eq!(live, replayed, "{kind} samples differ");
+    }
+}
