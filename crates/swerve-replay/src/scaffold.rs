@@ -73,7 +73,7 @@ impl Scaffold {
                     .and_then(|env| env.get("timeout"))
                     .and_then(Value::as_u64)
                     .unwrap_or(60);
-                let env = environment
+                let mut env: BTreeMap<String, String> = environment
                     .and_then(|env| env.get("env"))
                     .and_then(Value::as_object)
                     .map(|vars| {
@@ -84,6 +84,13 @@ impl Scaffold {
                             .collect()
                     })
                     .unwrap_or_default();
+                if let Some(digits) = trajectory
+                    .outcome
+                    .as_ref()
+                    .and_then(|outcome| recorded_abbrev(&outcome.patch))
+                {
+                    env.extend(git_abbrev(digits));
+                }
                 let root = environment
                     .and_then(|env| env.get("cwd"))
                     .and_then(Value::as_str)
@@ -190,6 +197,29 @@ pub enum Session {
     Persistent,
 }
 
+/// How many hex digits the recorded repository's git abbreviated object names to, read from
+/// the `index <old>..<new>` lines of a recorded diff. Git sizes abbreviations by the number
+/// of objects in the repository; the official images' clones hold fewer objects than a full
+/// checkout, so their diffs and logs show shorter names.
+pub fn recorded_abbrev(diff: &str) -> Option<usize> {
+    diff.lines().find_map(|line| {
+        let names = line.strip_prefix("index ")?.split(' ').next()?;
+        let (old, new) = names.split_once("..")?;
+        let hex = |name: &str| name.len() >= 4 && name.bytes().all(|b| b.is_ascii_hexdigit());
+        (hex(old) && hex(new) && old.len() == new.len()).then_some(old.len())
+    })
+}
+
+/// The variables that make git abbreviate object names to `digits` hex digits
+/// (`core.abbrev`, through git's `GIT_CONFIG_COUNT` environment configuration).
+fn git_abbrev(digits: usize) -> [(String, String); 3] {
+    [
+        ("GIT_CONFIG_COUNT".to_owned(), "1".to_owned()),
+        ("GIT_CONFIG_KEY_0".to_owned(), "core.abbrev".to_owned()),
+        ("GIT_CONFIG_VALUE_0".to_owned(), digits.to_string()),
+    ]
+}
+
 /// What the containers of the foreign scaffolds leave unset that swerve's sandbox sets.
 fn container_unset() -> Vec<String> {
     vec!["PYTHONDONTWRITEBYTECODE".to_owned()]
@@ -217,4 +247,21 @@ fn openhands_root(trajectory: &Trajectory) -> Option<String> {
         let call = serde_json::to_string(step.tool_call.as_ref()?).ok()?;
         pattern.find(&call).map(|found| found.as_str().to_owned())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_recorded_abbreviation_is_read_from_index_lines() {
+        let diff = "diff --git a/x b/x\nindex 206ff4ad4..4bb5faeb1 100644\n--- a/x\n";
+        assert_eq!(recorded_abbrev(diff), Some(9));
+        assert_eq!(
+            recorded_abbrev("new file mode 100644\nindex 0000000..91a2b3c\n"),
+            Some(7)
+        );
+        assert_eq!(recorded_abbrev("no diff here"), None);
+        assert_eq!(recorded_abbrev("index zz..yy 100644"), None);
+    }
 }

@@ -80,6 +80,10 @@ static MASKS: LazyLock<Vec<(Regex, &'static str)>> =
             r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} +(\d{4}|\d{2}:\d{2})\b",
             "<MTIME>",
         ),
+        // Random seeds test runners print (sympy's `random seed: 34498090`, and
+        // `PYTHONHASHSEED=47838935` from its and pytest's headers).
+        (r"random seed:\s+\d+", "random seed: <SEED>"),
+        (r"PYTHONHASHSEED=\d+", "PYTHONHASHSEED=<SEED>"),
         // Addresses of objects and pointers: `at 0x7f3a2c1b9d60`.
         (r"0x[0-9a-fA-F]{6,}", "0x<ADDR>"),
         // Temporary files and directories: `/tmp/tmpab12cd/x.py`, `/tmp/pytest-of-root/pytest-3/`.
@@ -94,7 +98,8 @@ static MASKS: LazyLock<Vec<(Regex, &'static str)>> =
     });
 
 /// `text` with what varies between two runs of one command in one environment masked:
-/// timestamps, times of day, file times, object addresses, temporary paths and durations.
+/// timestamps, times of day, file times, random seeds test runners print, object addresses,
+/// temporary paths and durations.
 pub fn normalize_output(text: &str) -> String {
     MASKS.iter().fold(text.to_owned(), |text, (pattern, mask)| {
         pattern.replace_all(&text, *mask).into_owned()
@@ -200,5 +205,30 @@ impl SwrFidelity {
             recall,
             f1,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalisation_masks_what_varies_between_runs_and_nothing_else() {
+        let first = "== 3 passed in 0.83s ==\n<Foo object at 0x7f3a2c1b9d60>\n\
+                     -rw-r--r-- 1 root root 39037 Oct 24  2024 sparse.py\n\
+                     /tmp/tmpab12cd/x.py\nrandom seed:        34498090\n\
+                     hash randomization: on (PYTHONHASHSEED=47838935)\n2026-11-25 22:15:03 done";
+        let second = "== 3 passed in 1.20s ==\n<Foo object at 0x55d0c0ffee00>\n\
+                      -rw-r--r-- 1 root root 39037 Nov 26 00:12 sparse.py\n\
+                      /tmp/tmpzz99yy/x.py\nrandom seed:        77171378\n\
+                      hash randomization: on (PYTHONHASHSEED=3541342208)\n2026-11-26 00:01:59 done";
+        assert_eq!(normalize_output(first), normalize_output(second));
+        assert_eq!(normalized_similarity(first, second), 1.0);
+        // What the environment decides is kept: sizes, modes, versions, paths.
+        assert!(normalized_similarity("Python 3.9.20", "Python 3.9.18") < 1.0);
+        assert!(normalized_similarity("drwxrwxrwx 2 root", "drwxr-xr-x 2 root") < 1.0);
+        assert!(
+            normalized_similarity("/opt/miniconda3/bin/python", "/swerve-env/bin/python") < 1.0
+        );
     }
 }
