@@ -59,6 +59,22 @@ static PATTERNS: LazyLock<Vec<(Hazard, Regex)>> = LazyLock::new(|| {
     .collect()
 });
 
+/// What a program prints when it reached for the network the sandbox does not give it.
+static NETWORK_FAILURES: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"Temporary failure in name resolution|Name or service not known|Network is unreachable|nodename nor servname provided|Could not resolve host|Failed to establish a new connection")
+        .expect("a valid pattern")
+});
+
+/// The hazards an action shows by what it answered: a program that tried the network (the
+/// command line may not say so: `python3 reproduce.py`).
+pub fn output_hazards(output: &str) -> Vec<Hazard> {
+    if NETWORK_FAILURES.is_match(output) {
+        vec![Hazard::Network]
+    } else {
+        Vec::new()
+    }
+}
+
 /// The hazards the action `text` shows, each once, in [`Hazard`] order.
 pub fn hazards(text: &str) -> Vec<Hazard> {
     PATTERNS
@@ -93,5 +109,12 @@ mod tests {
         );
         assert!(hazards("grep -rn update_time src/ && cat setup.py").is_empty());
         assert!(hazards("sed -n 1,20p src/_pytest/logging.py").is_empty());
+        assert_eq!(
+            output_hazards(
+                "Failed: <urlopen error [Errno -3] Temporary failure in name resolution>"
+            ),
+            [Hazard::Network]
+        );
+        assert!(output_hazards("3 passed").is_empty());
     }
 }

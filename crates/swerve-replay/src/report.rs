@@ -13,7 +13,7 @@ use crate::action::{Action, Recorded};
 use swerve_world::fidelity::normalize_output;
 
 use crate::engine::{ReplayRun, similarity};
-use crate::hazards::{Hazard, hazards};
+use crate::hazards::{Hazard, hazards, output_hazards};
 
 /// Characters of each output kept in a [`Divergence`].
 pub const DIVERGENCE_CHARS: usize = 4_000;
@@ -81,7 +81,7 @@ impl StepReport {
         recorded: &Recorded,
         replayed: Option<&Replayed>,
     ) -> Self {
-        let found = hazards(&action.text());
+        let mut found = hazards(&action.text());
         let Some(replayed) = replayed else {
             return Self {
                 index,
@@ -101,6 +101,12 @@ impl StepReport {
             }
             _ => None,
         };
+        for hazard in output_hazards(&replayed.output) {
+            if !found.contains(&hazard) {
+                found.push(hazard);
+                found.sort();
+            }
+        }
         let score = similarity(&recorded.output, &replayed.output);
         let codes_ok = code_agrees != Some(false);
         let outcome = if codes_ok && score == 1.0 {

@@ -86,6 +86,8 @@ static MASKS: LazyLock<Vec<(Regex, &'static str)>> =
         (r"PYTHONHASHSEED=\d+", "PYTHONHASHSEED=<SEED>"),
         // Addresses of objects and pointers: `at 0x7f3a2c1b9d60`.
         (r"0x[0-9a-fA-F]{6,}", "0x<ADDR>"),
+        // Object ids (addresses in decimal), as mocks print them: `id='133226893603216'`.
+        (r"\bid='\d{6,}'", "id='<ADDR>'"),
         // Temporary files and directories: `/tmp/tmpab12cd/x.py`, `/tmp/pytest-of-root/pytest-3/`.
         (r#"/tmp/[^\s:'"]+"#, "/tmp/<TMP>"),
         // Durations: `in 0.83s`, `1.2 seconds`, `35ms`, `real 0m0.012s`.
@@ -216,11 +218,11 @@ mod tests {
     fn normalisation_masks_what_varies_between_runs_and_nothing_else() {
         let first = "== 3 passed in 0.83s ==\n<Foo object at 0x7f3a2c1b9d60>\n\
                      -rw-r--r-- 1 root root 39037 Oct 24  2024 sparse.py\n\
-                     /tmp/tmpab12cd/x.py\nrandom seed:        34498090\n\
+                     /tmp/tmpab12cd/x.py\n<MagicMock id='133226893603216'>\nrandom seed:        34498090\n\
                      hash randomization: on (PYTHONHASHSEED=47838935)\n2026-11-25 22:15:03 done";
         let second = "== 3 passed in 1.20s ==\n<Foo object at 0x55d0c0ffee00>\n\
                       -rw-r--r-- 1 root root 39037 Nov 26 00:12 sparse.py\n\
-                      /tmp/tmpzz99yy/x.py\nrandom seed:        77171378\n\
+                      /tmp/tmpzz99yy/x.py\n<MagicMock id='139773421938768'>\nrandom seed:        77171378\n\
                       hash randomization: on (PYTHONHASHSEED=3541342208)\n2026-11-26 00:01:59 done";
         assert_eq!(normalize_output(first), normalize_output(second));
         assert_eq!(normalized_similarity(first, second), 1.0);
