@@ -155,9 +155,11 @@ pub struct Divergence {
     pub recorded_code: Option<i32>,
     /// Replayed return code.
     pub replayed_code: Option<i32>,
-    /// The recorded output (its first [`DIVERGENCE_CHARS`] characters).
+    /// The recorded output as compared (normalised), its first [`DIVERGENCE_CHARS`]
+    /// characters.
     pub recorded: String,
-    /// The replayed output (its first [`DIVERGENCE_CHARS`] characters).
+    /// The replayed output as compared (normalised), its first [`DIVERGENCE_CHARS`]
+    /// characters.
     pub replayed: String,
 }
 
@@ -363,7 +365,13 @@ impl TrajectoryReport {
             let report = &run.reports[position];
             Some(Divergence {
                 step: report.index,
-                action: cut(&run.actions.get(position)?.text()),
+                action: run
+                    .actions
+                    .get(position)?
+                    .text()
+                    .chars()
+                    .take(DIVERGENCE_CHARS)
+                    .collect(),
                 recorded_code: report.recorded_code,
                 replayed_code: report.replayed_code,
                 recorded: cut(&run.recorded.get(position)?.output),
@@ -391,9 +399,12 @@ impl TrajectoryReport {
     }
 }
 
-/// The first [`DIVERGENCE_CHARS`] characters of `text`.
+/// The first [`DIVERGENCE_CHARS`] characters of `text`, normalised as compared.
 fn cut(text: &str) -> String {
-    text.chars().take(DIVERGENCE_CHARS).collect()
+    normalize_output(text)
+        .chars()
+        .take(DIVERGENCE_CHARS)
+        .collect()
 }
 
 /// A summary over trajectories (one repository, or all).

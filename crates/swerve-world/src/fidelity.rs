@@ -93,6 +93,8 @@ static MASKS: LazyLock<Vec<(Regex, &'static str)>> =
         // Durations: `in 0.83s`, `1.2 seconds`, `35ms`, `real 0m0.012s`.
         (r"\b\d+m\d+(\.\d+)?s\b", "<DURATION>"),
         (r"\b\d+(\.\d+)?\s?(s|sec|secs|seconds|ms|msec|us|µs)\b", "<DURATION>"),
+        // Rules padded to a fixed width around a duration (`=== 4 passed in 9.03s ===`).
+        (r"={3,}", "==="),
     ]
     .into_iter()
     .map(|(pattern, mask)| (Regex::new(pattern).expect("a valid mask pattern"), mask))
@@ -101,7 +103,7 @@ static MASKS: LazyLock<Vec<(Regex, &'static str)>> =
 
 /// `text` with what varies between two runs of one command in one environment masked:
 /// timestamps, times of day, file times, random seeds test runners print, object addresses,
-/// temporary paths and durations.
+/// temporary paths, durations and the width of `=` rules padded around them.
 pub fn normalize_output(text: &str) -> String {
     MASKS.iter().fold(text.to_owned(), |text, (pattern, mask)| {
         pattern.replace_all(&text, *mask).into_owned()
@@ -216,11 +218,11 @@ mod tests {
 
     #[test]
     fn normalisation_masks_what_varies_between_runs_and_nothing_else() {
-        let first = "== 3 passed in 0.83s ==\n<Foo object at 0x7f3a2c1b9d60>\n\
+        let first = "=== 3 passed in 0.83s ===\n<Foo object at 0x7f3a2c1b9d60>\n\
                      -rw-r--r-- 1 root root 39037 Oct 24  2024 sparse.py\n\
                      /tmp/tmpab12cd/x.py\n<MagicMock id='133226893603216'>\nrandom seed:        34498090\n\
                      hash randomization: on (PYTHONHASHSEED=47838935)\n2026-11-25 22:15:03 done";
-        let second = "== 3 passed in 1.20s ==\n<Foo object at 0x55d0c0ffee00>\n\
+        let second = "====== 3 passed in 11.20s ======\n<Foo object at 0x55d0c0ffee00>\n\
                       -rw-r--r-- 1 root root 39037 Nov 26 00:12 sparse.py\n\
                       /tmp/tmpzz99yy/x.py\n<MagicMock id='139773421938768'>\nrandom seed:        77171378\n\
                       hash randomization: on (PYTHONHASHSEED=3541342208)\n2026-11-26 00:01:59 done";
