@@ -2,8 +2,13 @@
 //! for SWT, over pairs of a command's real and simulated result, how often the exit code
 //! agrees (exactly, and as success or failure) and how similar the output is; for SWR, over
 //! pairs of a patch's predicted and real grade, accuracy, precision, recall and F1 with
-//! "resolved" as the positive class.
+//! "resolved" as the positive class. [`normalize_output`] masks what differs between two
+//! runs of the same command in the same environment (durations, addresses, temporary paths,
+//! timestamps); [`normalized_similarity`] compares outputs through it.
 
+use std::sync::LazyLock;
+
+use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 /// What a command printed and how it exited.
@@ -61,6 +66,53 @@ pub fn output_similarity(real: &str, simulated: &str) -> f64 {
     }
     let common = f64::from(previous[b.len()]);
     2.0 * common / (a.len() + b.len()) as f64
+}
+
+/// The masks of [`normalize_output`], in the order they apply.
+static MASKS: LazyLock<Vec<(Regex, &'static str)>> =
+    LazyLock::new(|| {
+        [
+        // Dates and times of day: `2026-11-25 22:15:03`, `22:15:03.123`.
+        (r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?", "<TIMESTAMP>"),
+        (r"\b\d{2}:\d{2}:\d{2}(\.\d+)?\b", "<TIME>"),
+        // File times as `ls -l` shows them: `Oct 24  2024`, `Nov 26 00:12`.
+        (
+            r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +\d{1,2} +(\d{4}|\d{2}:\d{2})\b",
+            "<MTIME>",
+        ),
+        // Random seeds test runners print (sympy's `random seed: 34498090`, and
+        // `PYTHONHASHSEED=47838935` from its and pytest's headers).
+        (r"random seed:\s+\d+", "random seed: <SEED>"),
+        (r"PYTHONHASHSEED=\d+", "PYTHONHASHSEED=<SEED>"),
+        // Addresses of objects and pointers: `at 0x7f3a2c1b9d60`.
+        (r"0x[0-9a-fA-F]{6,}", "0x<ADDR>"),
+        // Object ids (addresses in decimal), as mocks print them: `id='133226893603216'`.
+        (r"\bid='\d{6,}'", "id='<ADDR>'"),
+        // Temporary files and directories: `/tmp/tmpab12cd/x.py`, `/tmp/pytest-of-root/pytest-3/`.
+        (r#"/tmp/[^\s:'"]+"#, "/tmp/<TMP>"),
+        // Durations: `in 0.83s`, `1.2 seconds`, `35ms`, `real 0m0.012s`.
+        (r"\b\d+m\d+(\.\d+)?s\b", "<DURATION>"),
+        (r"\b\d+(\.\d+)?\s?(s|sec|secs|seconds|ms|msec|us|µs)\b", "<DURATION>"),
+        // Rules padded to a fixed width around a duration (`=== 4 passed in 9.03s ===`).
+        (r"={3,}", "==="),
+    ]
+    .into_iter()
+    .map(|(pattern, mask)| (Regex::new(pattern).expect("a valid mask pattern"), mask))
+    .collect()
+    });
+
+/// `text` with what varies between two runs of one command in one environment masked:
+/// timestamps, times of day, file times, random seeds test runners print, object addresses,
+/// temporary paths, durations and the width of `=` rules padded around them.
+pub fn normalize_output(text: &str) -> String {
+    MASKS.iter().fold(text.to_owned(), |text, (pattern, mask)| {
+        pattern.replace_all(&text, *mask).into_owned()
+    })
+}
+
+/// [`output_similarity`] of the two outputs after [`normalize_output`].
+pub fn normalized_similarity(real: &str, other: &str) -> f64 {
+    output_similarity(&normalize_output(real), &normalize_output(other))
 }
 
 /// SWT's fidelity over commands with a real and a simulated result.
@@ -157,5 +209,30 @@ impl SwrFidelity {
             recall,
             f1,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalisation_masks_what_varies_between_runs_and_nothing_else() {
+        let first = "=== 3 passed in 0.83s ===\n<Foo object at 0x7f3a2c1b9d60>\n\
+                     -rw-r--r-- 1 root root 39037 Oct 24  2024 sparse.py\n\
+                     /tmp/tmpab12cd/x.py\n<MagicMock id='133226893603216'>\nrandom seed:        34498090\n\
+                     hash randomization: on (PYTHONHASHSEED=47838935)\n2026-11-25 22:15:03 done";
+        let second = "====== 3 passed in 11.20s ======\n<Foo object at 0x55d0c0ffee00>\n\
+                      -rw-r--r-- 1 root root 39037 Nov 26 00:12 sparse.py\n\
+                      /tmp/tmpzz99yy/x.py\n<MagicMock id='139773421938768'>\nrandom seed:        77171378\n\
+                      hash randomization: on (PYTHONHASHSEED=3541342208)\n2026-11-26 00:01:59 done";
+        assert_eq!(normalize_output(first), normalize_output(second));
+        assert_eq!(normalized_similarity(first, second), 1.0);
+        // What the environment decides is kept: sizes, modes, versions, paths.
+        assert!(normalized_similarity("Python 3.9.20", "Python 3.9.18") < 1.0);
+        assert!(normalized_similarity("drwxrwxrwx 2 root", "drwxr-xr-x 2 root") < 1.0);
+        assert!(
+            normalized_similarity("/opt/miniconda3/bin/python", "/swerve-env/bin/python") < 1.0
+        );
     }
 }

@@ -124,6 +124,10 @@ pub enum Command {
     Traj(TrajCommand),
     /// Grade predictions (or gold / empty patches) by SWE-bench's rules, without Docker.
     Eval(EvalArgs),
+    /// Re-execute recorded trajectories (swerve, mini-swe-agent, SWE-agent, R2E-Gym,
+    /// OpenHands) in fresh workspaces of their tasks and report, step by step, how swerve's
+    /// environment answers beside the recorded one (docs/replay.md).
+    Replay(ReplayArgs),
     /// SWE-AGILE's reasoning context: exact tokens per step, compression rates, the
     /// context-size figure, the compression-aware reward.
     #[command(subcommand)]
@@ -298,6 +302,42 @@ pub struct DemoArgs {
     /// Directory to write each replay's patch and observations to.
     #[arg(long, value_name = "DIR")]
     pub output: Option<PathBuf>,
+}
+
+/// `swerve replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// Trajectory files (any format `swerve traj convert` reads; a mini-swe-agent
+    /// `NAME.traj.json` takes the `NAME.report.json` beside it as its recorded verdict).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The task file holding every trajectory's task (by instance id).
+    #[arg(long, value_name = "FILE")]
+    pub tasks: PathBuf,
+    /// Output directory: trajectories/, report.json, table.md, throughput.json.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Grade each replayed patch by SWE-bench's rules and compare with the recorded verdict.
+    #[arg(long)]
+    pub grade: bool,
+    /// Record SWE-World's SWT (and, with --grade, SWR) samples from the replayed runs into
+    /// DIR, as `swerve run --record-world-data` does [world.record.dir].
+    #[arg(long, value_name = "DIR")]
+    pub record_world_data: Option<PathBuf>,
+}
+
+impl ReplayArgs {
+    /// The settings these options override.
+    pub fn assignments(&self) -> Vec<(String, String)> {
+        let path = |path: &PathBuf| toml_string(&path.to_string_lossy());
+        given([
+            (
+                "world.record.dir",
+                self.record_world_data.as_ref().map(path),
+            ),
+            ("run.eval", self.grade.then(|| "true".to_owned())),
+        ])
+    }
 }
 
 #[derive(Debug, Args)]

@@ -9,6 +9,7 @@ mod edit_bench;
 mod env;
 pub mod eval;
 mod images;
+mod replay;
 mod run;
 mod select;
 mod serve;
@@ -37,6 +38,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Run(args) => run::run(&config, args),
         Command::Traj(command) => traj::run(command),
         Command::Eval(args) => eval::run(&config, args),
+        Command::Replay(args) => replay::run(&config, args),
         Command::Context(command) => context::run(command),
         Command::Data(command) => data::run(&config, command),
         Command::EditBench(command) => edit_bench::run(&config, command),
@@ -91,6 +93,9 @@ fn sources(cli: &Cli) -> Sources {
         assignments.extend(args.assignments());
     }
     if let Command::Data(DataCommand::World(args)) = &cli.command {
+        assignments.extend(args.assignments());
+    }
+    if let Command::Replay(args) = &cli.command {
         assignments.extend(args.assignments());
     }
     if let Command::EditBench(command) = &cli.command {

@@ -25,6 +25,7 @@ mod examples;
 mod help;
 mod images;
 mod prompt_mode;
+mod replay;
 mod run;
 mod run_config;
 mod select;

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Task rows for mini-swe-agent SWE-bench trajectories, derived from fetched repositories.
+
+    scripts/mini-swe-agent-rows.py REPOS_DIR TRAJ_DIR OUT.jsonl INSTANCE_ID...
+
+For `swerve replay` when the SWE-bench rows themselves are not at hand. TRAJ_DIR holds
+ID/ID.traj.json (and ID/ID.report.json, the official report); REPOS_DIR holds bare git
+directories as owner/name. Per instance, by SWE-bench's rule (as scripts/mine-prs.py): the
+pull request's merge commit found by number; the base commit the merge base of its parents,
+or a commit of the PR branch, whichever holds every pre-image blob the recorded submission's
+`index` lines name (so the checkout is the one the agent saw); test files to test_patch, the
+rest to patch; the version from the package's version file at the base (else `git describe`);
+FAIL_TO_PASS / PASS_TO_PASS from the official report; the problem statement from the prompt.
+An instance whose blobs no candidate holds is left out (and named on stderr).
+
+The rows hold the repositories' code: keep them out of commits.
+"""
+import json, os, re, subprocess, sys
+
+TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$|(^|/)conftest\.py$")
+
+def git(repo, *args):
+    return subprocess.run(["git", "--git-dir", repo, *args], capture_output=True, text=True)
+
+def blob_ok(repo, base, submission):
+    path = None
+    for line in submission.splitlines():
+        m = re.match(r"^diff --git a/(\S+) b/", line)
+        if m:
+            path = m.group(1)
+        m = re.match(r"^index ([0-9a-f]+)\.\.", line)
+        if m and path and set(m.group(1)) != {"0"}:
+            found = git(repo, "rev-parse", f"{base}:{path}").stdout.strip()
+            if not found.startswith(m.group(1)):
+                return False
+    return True
+
+def main():
+    repos, trajs, out, ids = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+    with open(out, "w") as f:
+        for iid in ids:
+            owner_name, number = iid.rsplit("-", 1)
+            owner, name = owner_name.split("__")
+            repo = os.path.join(repos, owner, name)
+            traj = json.load(open(os.path.join(trajs, iid, f"{iid}.traj.json")))
+            report = json.load(open(os.path.join(trajs, iid, f"{iid}.report.json")))
+            report = report.get(iid, report)
+            submission = traj["info"].get("submission") or ""
+            log = git(repo, "log", "--all", "--format=%H|%P|%s", "-E",
+                      f"--grep=(pull request #{number}\\b|\\(#{number}\\)$)").stdout.splitlines()
+            merges = [l.split("|", 2) for l in log]
+            base = merge = None
+            for h, parents, _ in merges:
+                ps = parents.split()
+                cands = []
+                if len(ps) == 2:
+                    mb = git(repo, "merge-base", ps[0], ps[1]).stdout.strip()
+                    cands += [mb]
+                    # walk the PR branch back to the merge base
+                    cands += git(repo, "rev-list", "--first-parent", f"{mb}..{ps[1]}").stdout.split()[1:]
+                cands += ps[:1]
+                for c in cands:
+                    if c and blob_ok(repo, c, submission):
+                        base, merge = c, h
+                        break
+                if base:
+                    break
+            if not base:
+                print(f"{iid}: no base commit matches the submission's blobs", file=sys.stderr)
+                continue
+            files = git(repo, "diff", "--name-only", base, merge).stdout.split()
+            tests = [p for p in files if TEST_PATH.search(p)]
+            code = [p for p in files if p not in tests]
+            d = lambda paths: git(repo, "diff", "--no-color", "--full-index", base, merge, "--", *paths).stdout if paths else ""
+            described = git(repo, "describe", "--tags", "--abbrev=0", base).stdout.strip()
+            for path in {"sympy": ["sympy/release.py"], "requests": ["requests/__version__.py", "requests/__init__.py"],
+                         "pylint": ["pylint/__pkginfo__.py"], "sphinx": ["sphinx/__init__.py"]}.get(name, []):
+                text = git(repo, "show", f"{base}:{path}").stdout
+                found = re.search(r"""(?:__version__|version)\s*=\s*['"](\d+\.\d+)""", text) or re.search(r"numversion\s*=\s*\((\d+), (\d+)", text)
+                if found:
+                    described = found.group(1) if found.lastindex == 1 else f"{found.group(1)}.{found.group(2)}"
+                    break
+            m = re.search(r"(\d+)\.(\d+)", described)
+            prompt = next(m["content"] for m in traj["messages"] if m["role"] == "user")
+            ps = re.search(r"Consider the following PR description:\n(.*?)\n</pr_description>", prompt, re.S)
+            status = report.get("tests_status", {})
+            tests_of = lambda k: sorted(set(status.get(k, {}).get("success", []) + status.get(k, {}).get("failure", [])))
+            row = {"repo": f"{owner}/{name}", "instance_id": iid, "base_commit": base,
+                   "patch": d(code), "test_patch": d(tests),
+                   "problem_statement": ps.group(1) if ps else "", "hints_text": "",
+                   "created_at": "", "version": f"{m.group(1)}.{m.group(2)}" if m else "",
+                   "FAIL_TO_PASS": tests_of("FAIL_TO_PASS"), "PASS_TO_PASS": tests_of("PASS_TO_PASS"),
+                   "environment_setup_commit": base}
+            f.write(json.dumps(row) + "\n")
+            print(f"{iid}: base {base[:10]} version {row['version']}", file=sys.stderr)
+
+main()
