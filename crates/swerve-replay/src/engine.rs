@@ -10,38 +10,15 @@ use std::time::Instant;
 
 use serde_json::json;
 use swerve_core::ToolCall;
-use swerve_core::trajectory::{Step, Timings, Trajectory};
+use swerve_core::trajectory::{Timings, Trajectory};
 use swerve_tools::{ToolResult, Toolbox};
-use swerve_world::fidelity::normalized_similarity;
 
 use crate::action::{
     Action, Recorded, mini_observation, mini_shown, mini_submission, r2e_return_code,
 };
-use crate::report::{Replayed, StepReport};
+use crate::report::{ReplayRun, Replayed, StepReport};
 use crate::scaffold::{Scaffold, Semantics};
 use crate::shell::LastOutcome;
-
-/// What replaying one trajectory gave.
-#[derive(Debug, Clone)]
-pub struct ReplayRun {
-    /// The recorded scaffold.
-    pub scaffold: Scaffold,
-    /// Each step's action.
-    pub actions: Vec<Action>,
-    /// Each step's recorded result.
-    pub recorded: Vec<Recorded>,
-    /// Each step's replayed result (`None`: no action).
-    pub replayed: Vec<Option<Replayed>>,
-    /// The replayed steps: the recorded replies and calls with the replay's observations.
-    pub steps: Vec<Step>,
-    /// The comparison of each step.
-    pub reports: Vec<StepReport>,
-    /// The submission the actions produced, for scaffolds whose submission is an action's
-    /// output (mini-swe-agent); `None` otherwise (the patch is the workspace's diff).
-    pub submission: Option<String>,
-    /// Seconds spent executing actions.
-    pub env_seconds: f64,
-}
 
 /// Where and how a trajectory replays.
 pub struct Replayer<'a> {
@@ -239,10 +216,4 @@ fn error_code(code: &str) -> Option<i32> {
         .trim()
         .parse()
         .ok()
-}
-
-/// The similarity of a recorded and a replayed output (trailing whitespace aside), normalised
-/// as SWE-World's fidelity measure does.
-pub fn similarity(recorded: &str, replayed: &str) -> f64 {
-    normalized_similarity(recorded.trim_end(), replayed.trim_end())
 }

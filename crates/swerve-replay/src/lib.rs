@@ -25,11 +25,11 @@ pub mod scaffold;
 pub mod shell;
 
 pub use action::{Action, Recorded};
-pub use engine::{ReplayRun, Replayer};
+pub use engine::Replayer;
 pub use hazards::{Hazard, hazards};
 pub use report::{
-    Divergence, GradeComparison, PatchComparison, ReplayReport, StepAgreement, StepOutcome,
-    StepReport, Summary, Throughput, TrajectoryReport,
+    Divergence, GradeComparison, PatchComparison, ReplayReport, ReplayRun, StepAgreement,
+    StepOutcome, StepReport, Summary, Throughput, TrajectoryReport,
 };
 pub use scaffold::{Scaffold, Semantics, Session};
 pub use shell::{LastOutcome, ScaffoldShell};

@@ -10,13 +10,42 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::action::{Action, Recorded};
-use swerve_world::fidelity::normalize_output;
+use crate::scaffold::Scaffold;
+use swerve_core::trajectory::Step;
+use swerve_world::fidelity::{normalize_output, normalized_similarity};
 
-use crate::engine::{ReplayRun, similarity};
 use crate::hazards::{Hazard, hazards, output_hazards};
 
 /// Characters of each output kept in a [`Divergence`].
 pub const DIVERGENCE_CHARS: usize = 4_000;
+
+/// What replaying one trajectory gave.
+#[derive(Debug, Clone)]
+pub struct ReplayRun {
+    /// The recorded scaffold.
+    pub scaffold: Scaffold,
+    /// Each step's action.
+    pub actions: Vec<Action>,
+    /// Each step's recorded result.
+    pub recorded: Vec<Recorded>,
+    /// Each step's replayed result (`None`: no action).
+    pub replayed: Vec<Option<Replayed>>,
+    /// The replayed steps: the recorded replies and calls with the replay's observations.
+    pub steps: Vec<Step>,
+    /// The comparison of each step.
+    pub reports: Vec<StepReport>,
+    /// The submission the actions produced, for scaffolds whose submission is an action's
+    /// output (mini-swe-agent); `None` otherwise (the patch is the workspace's diff).
+    pub submission: Option<String>,
+    /// Seconds spent executing actions.
+    pub env_seconds: f64,
+}
+
+/// The similarity of a recorded and a replayed output (trailing whitespace aside), normalised
+/// as SWE-World's fidelity measure does.
+pub fn similarity(recorded: &str, replayed: &str) -> f64 {
+    normalized_similarity(recorded.trim_end(), replayed.trim_end())
+}
 
 /// What the replay's environment answered to one action.
 #[derive(Debug, Clone, PartialEq, Eq)]
