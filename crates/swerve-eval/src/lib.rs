@@ -10,6 +10,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod apply;
+pub mod check;
 pub mod environment;
 pub mod evaluate;
 pub mod grader;

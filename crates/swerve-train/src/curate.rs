@@ -11,12 +11,20 @@
 //! - **duplicates**: a task with the same problem statement or the same gold patch as an
 //!   earlier one (compared with whitespace collapsed) is dropped.
 //!
-//! Every task gets a [`Decision`] with the reasons it was dropped.
+//! Every task gets a [`Decision`] with the reasons it was dropped. The evidence is read from
+//! loaded trajectories ([`success_counts`]) and `swerve eval --gold --repeat N` output
+//! ([`read_determinism`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
 
+use anyhow::{Context, Result, bail};
 use serde::Serialize;
+use serde_json::Value;
 use swerve_core::Task;
+use swerve_core::trajectory::import::Loaded;
+
+use crate::reward::resolved;
 
 /// Size limits and switches.
 #[derive(Debug, Clone, PartialEq)]
@@ -260,6 +268,69 @@ fn difficulty_reason(count: SuccessCount, filters: &Filters) -> Option<String> {
 /// Text with runs of whitespace collapsed to one space and the ends trimmed.
 fn normalized(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Graded rollouts per task over the `loaded` trajectories, and how many of them were
+/// unfinished or ungraded (not counted).
+pub fn success_counts(loaded: &[Loaded]) -> (BTreeMap<String, SuccessCount>, usize) {
+    let mut counts: BTreeMap<String, SuccessCount> = BTreeMap::new();
+    let mut ungraded = 0;
+    for loaded in loaded {
+        let header = &loaded.trajectory.header;
+        let Some(success) = loaded
+            .trajectory
+            .outcome
+            .as_ref()
+            .and_then(|outcome| resolved(outcome, &header.instance_id))
+        else {
+            ungraded += 1;
+            continue;
+        };
+        let count = counts.entry(header.instance_id.clone()).or_default();
+        count.rollouts += 1;
+        count.resolved += usize::from(success);
+    }
+    (counts, ungraded)
+}
+
+/// Reads the result of `swerve eval --gold --repeat N --out dir`: `results.json` (the
+/// first run's reports) and `flaky.json` (tests whose result varied).
+pub fn read_determinism(dir: &Path) -> Result<Determinism> {
+    let flaky_path = dir.join("flaky.json");
+    if !flaky_path.exists() {
+        bail!(
+            "{} not found: --determinism takes the output of `swerve eval --gold --repeat N \
+             --out DIR` with N of at least 2",
+            flaky_path.display()
+        );
+    }
+    let flaky: BTreeMap<String, BTreeSet<String>> = read_json(&flaky_path)?;
+    let results_path = dir.join("results.json");
+    let results: BTreeMap<String, Value> = read_json(&results_path)?;
+    let mut resolved = BTreeMap::new();
+    for (id, report) in results {
+        let Some(value) = report.get("resolved").and_then(Value::as_bool) else {
+            bail!(
+                "{}: instance {id}: field `resolved` is missing or not true/false; grade again \
+                 with swerve eval",
+                results_path.display()
+            );
+        };
+        resolved.insert(id, value);
+    }
+    Ok(Determinism { resolved, flaky })
+}
+
+/// `path` read as JSON of type `T`; an error names the file and says to grade again.
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{}: not the JSON swerve eval writes; grade again with swerve eval",
+            path.display()
+        )
+    })
 }
 
 #[cfg(test)]

@@ -1,10 +1,11 @@
 //! Reading recorded world-model samples back ([`read_samples`]), balancing the reward
 //! labels of SWR samples 1:1 ([`balance`], as SWE-World's SFT data), and the rows of the
-//! SFT export ([`sft_row`]).
+//! SFT export ([`sft_row`]), each prompt rendered in a chosen style ([`restyled`]).
 
 use std::path::{Path, PathBuf};
 
 use super::WorldSample;
+use crate::context::PromptStyle;
 use anyhow::{Context, Result, bail};
 use swerve_core::seeded::draw;
 
@@ -143,6 +144,25 @@ pub fn sft_row(sample: &WorldSample) -> serde_json::Value {
         "instance_id": sample.instance_id(),
         "rollout": rollout,
     })
+}
+
+/// `sample` with its prompt rendered in `style` (the recorded answer kept as the target).
+pub fn restyled(sample: WorldSample, style: PromptStyle) -> WorldSample {
+    let target = sample.messages().last().cloned();
+    match sample {
+        WorldSample::Swt(mut sample) => {
+            sample.context = sample.context.with_prompts(style);
+            sample.messages = sample.context.messages();
+            sample.messages.extend(target);
+            WorldSample::Swt(sample)
+        }
+        WorldSample::Swr(mut sample) => {
+            sample.context = sample.context.with_prompts(style);
+            sample.messages = sample.context.messages();
+            sample.messages.extend(target);
+            WorldSample::Swr(sample)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -3,8 +3,10 @@
 //! turn (SWE-World's SFT data: the SWT target is `{"stdout", "stderr", "exit_code"}`, the
 //! SWR target `{"test_report", "reward"}`), with the real and, when the world model was
 //! asked too, the simulated result beside them for fidelity reports. [`files`] reads them
-//! back, balances them and turns them into SFT rows.
+//! back, balances them and turns them into SFT rows; [`distill`] has a teacher write their
+//! reverse-reasoning CoT.
 
+pub mod distill;
 pub mod files;
 
 use std::path::PathBuf;

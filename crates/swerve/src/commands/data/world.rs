@@ -15,18 +15,14 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 use swerve_core::atomic::write_atomically;
-use swerve_llm::{Model, ModelRequest};
-use swerve_world::context::PromptStyle;
-use swerve_world::cot::{
-    self, answer, context_text, cot_messages, judge_messages, parse_judge_reply,
-    parse_teacher_reply, teacher_messages,
-};
+use swerve_world::cot::cot_messages;
 use swerve_world::samples::WorldSample;
+use swerve_world::samples::distill::{Distilled, distill, key};
 
 use crate::cli::{DataWorldArgs, WorldKindArg};
 use swerve_rollout::config::Config;
 use swerve_rollout::models;
-use swerve_world::samples::files::{balance, read_samples, sft_row};
+use swerve_world::samples::files::{balance, read_samples, restyled, sft_row};
 
 pub fn run(config: &Config, args: &DataWorldArgs) -> Result<ExitCode> {
     let samples: Vec<WorldSample> = read_samples(&args.paths)?
@@ -77,34 +73,6 @@ pub fn run(config: &Config, args: &DataWorldArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `sample` with its prompt rendered in `style` (the recorded answer kept as the target).
-fn restyled(sample: WorldSample, style: PromptStyle) -> WorldSample {
-    let target = sample.messages().last().cloned();
-    match sample {
-        WorldSample::Swt(mut sample) => {
-            sample.context = sample.context.with_prompts(style);
-            sample.messages = sample.context.messages();
-            sample.messages.extend(target);
-            WorldSample::Swt(sample)
-        }
-        WorldSample::Swr(mut sample) => {
-            sample.context = sample.context.with_prompts(style);
-            sample.messages = sample.context.messages();
-            sample.messages.extend(target);
-            WorldSample::Swr(sample)
-        }
-    }
-}
-
-/// A sample's stable key (FNV-1a of its JSON), for resuming.
-fn key(sample: &WorldSample) -> String {
-    let text = serde_json::to_string(sample).unwrap_or_default();
-    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
-        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
-    });
-    format!("{hash:016x}")
-}
-
 /// The keys already in `path` (accepted or rejected rows of an earlier run). A last line
 /// cut off by a crash is removed so that appending goes on cleanly.
 fn done_keys(path: &Path, keys: &mut HashSet<String>) -> Result<()> {
@@ -143,89 +111,6 @@ fn done_keys(path: &Path, keys: &mut HashSet<String>) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// How one sample ended.
-enum Distilled {
-    Accepted {
-        reasoning: String,
-        attempts: u32,
-        judge_reasons: Option<String>,
-    },
-    Rejected {
-        reasons: Vec<String>,
-        last_reasoning: Option<String>,
-    },
-}
-
-/// The teacher's derivation for `sample`, tried up to `max_attempts` times until one is
-/// well formed, passes the leak check and (with a judge) is accepted.
-async fn distill(
-    teacher: &dyn Model,
-    judge: Option<&dyn Model>,
-    sample: &WorldSample,
-    max_attempts: u32,
-) -> Distilled {
-    let answer = answer(sample);
-    let context = context_text(sample);
-    let mut reasons = Vec::new();
-    let mut last_reasoning = None;
-    for attempt in 1..=max_attempts {
-        let request = ModelRequest::chat(teacher_messages(sample));
-        let reply = match teacher.complete(&request).await {
-            Ok(reply) => reply,
-            Err(error) => {
-                reasons.push(format!(
-                    "attempt {attempt}: the teacher call failed: {error}"
-                ));
-                continue;
-            }
-        };
-        let reasoning = match parse_teacher_reply(&reply.content, &answer) {
-            Ok(reasoning) => reasoning,
-            Err(error) => {
-                reasons.push(format!(
-                    "attempt {attempt}: unusable teacher reply: {error}"
-                ));
-                continue;
-            }
-        };
-        last_reasoning = Some(reasoning.clone());
-        if let Some(leak) = cot::leak(&reasoning, &answer, &context) {
-            reasons.push(format!("attempt {attempt}: leak check: {leak}"));
-            continue;
-        }
-        let Some(judge) = judge else {
-            return Distilled::Accepted {
-                reasoning,
-                attempts: attempt,
-                judge_reasons: None,
-            };
-        };
-        let request = ModelRequest::chat(judge_messages(sample, &reasoning));
-        let verdict = match judge.complete(&request).await {
-            Ok(reply) => parse_judge_reply(&reply.content).map_err(|error| error.to_string()),
-            Err(error) => Err(format!("the judge call failed: {error}")),
-        };
-        match verdict {
-            Ok(verdict) if verdict.accepted => {
-                return Distilled::Accepted {
-                    reasoning,
-                    attempts: attempt,
-                    judge_reasons: Some(verdict.reasons),
-                };
-            }
-            Ok(verdict) => reasons.push(format!(
-                "attempt {attempt}: rejected by the judge: {}",
-                verdict.reasons
-            )),
-            Err(error) => reasons.push(format!("attempt {attempt}: {error}")),
-        }
-    }
-    Distilled::Rejected {
-        reasons,
-        last_reasoning,
-    }
 }
 
 fn reasoning(

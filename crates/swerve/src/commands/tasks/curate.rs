@@ -3,16 +3,14 @@
 //! (determinism) and `swerve run --eval` directories (past success rates). Writes the kept
 //! tasks and one JSON line per task with the reasons it was dropped.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, bail};
-use serde_json::Value;
+use anyhow::{Result, bail};
 use swerve_core::task::{TaskFileFormat, save_tasks};
 use swerve_core::trajectory::import::load_all;
-use swerve_train::curate::{Determinism, Evidence, Filters, SuccessCount, curate};
-use swerve_train::reward::resolved;
+use swerve_train::curate::{self, Evidence, Filters, SuccessCount, curate, read_determinism};
 
 use crate::cli::CurateArgs;
 use swerve_rollout::open;
@@ -39,7 +37,11 @@ pub fn run(args: &CurateArgs) -> Result<ExitCode> {
         outcomes: (!args.runs.is_empty())
             .then(|| success_counts(&args.runs))
             .transpose()?,
-        determinism: args.determinism.as_deref().map(determinism).transpose()?,
+        determinism: args
+            .determinism
+            .as_deref()
+            .map(read_determinism)
+            .transpose()?,
     };
     let decisions = curate(&tasks, &filters, &evidence);
     let kept: Vec<_> = tasks
@@ -74,25 +76,11 @@ pub fn run(args: &CurateArgs) -> Result<ExitCode> {
 
 /// Graded rollouts per task over the trajectories of the run directories `runs`.
 fn success_counts(runs: &[PathBuf]) -> Result<BTreeMap<String, SuccessCount>> {
-    let mut counts: BTreeMap<String, SuccessCount> = BTreeMap::new();
-    let mut ungraded = 0;
+    let mut loaded = Vec::new();
     for run in runs {
-        for loaded in load_all(&trajectory_files(Some(run), &[])?)? {
-            let header = &loaded.trajectory.header;
-            let Some(success) = loaded
-                .trajectory
-                .outcome
-                .as_ref()
-                .and_then(|outcome| resolved(outcome, &header.instance_id))
-            else {
-                ungraded += 1;
-                continue;
-            };
-            let count = counts.entry(header.instance_id.clone()).or_default();
-            count.rollouts += 1;
-            count.resolved += usize::from(success);
-        }
+        loaded.extend(load_all(&trajectory_files(Some(run), &[])?)?);
     }
+    let (counts, ungraded) = curate::success_counts(&loaded);
     if ungraded > 0 {
         eprintln!(
             "warning: {ungraded} trajectories of --runs are unfinished or ungraded (run with \
@@ -100,43 +88,4 @@ fn success_counts(runs: &[PathBuf]) -> Result<BTreeMap<String, SuccessCount>> {
         );
     }
     Ok(counts)
-}
-
-/// The result of `swerve eval --gold --repeat N --out dir`: `results.json` (the first
-/// run's reports) and `flaky.json` (tests whose result varied).
-fn determinism(dir: &Path) -> Result<Determinism> {
-    let flaky_path = dir.join("flaky.json");
-    if !flaky_path.exists() {
-        bail!(
-            "{} not found: --determinism takes the output of `swerve eval --gold --repeat N \
-             --out DIR` with N of at least 2",
-            flaky_path.display()
-        );
-    }
-    let flaky: BTreeMap<String, BTreeSet<String>> = read_json(&flaky_path)?;
-    let results_path = dir.join("results.json");
-    let results: BTreeMap<String, Value> = read_json(&results_path)?;
-    let mut resolved = BTreeMap::new();
-    for (id, report) in results {
-        let Some(value) = report.get("resolved").and_then(Value::as_bool) else {
-            bail!(
-                "{}: instance {id}: field `resolved` is missing or not true/false; grade again \
-                 with swerve eval",
-                results_path.display()
-            );
-        };
-        resolved.insert(id, value);
-    }
-    Ok(Determinism { resolved, flaky })
-}
-
-fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{}: not the JSON swerve eval writes; grade again with swerve eval",
-            path.display()
-        )
-    })
 }
