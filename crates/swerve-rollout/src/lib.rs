@@ -17,18 +17,23 @@
 //!
 //! [`demo`] replays recorded solutions. [`models`] is the one model factory (agent, SWE-World, SWE-Edit, edit-bench, backfill
 //! teacher, embedded); [`run_dir`] is the layout of run directories (resuming, the
-//! trajectories of a run, the candidates of test-time selection).
+//! trajectories of a run, the candidates of test-time selection); [`summary`] is what a run's
+//! `summary.json` and `preds.jsonl` hold ([`resources`]: what the process used). [`batch`]
+//! runs a batch of jobs a given number at a time and reports their progress to the front end.
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod batch;
 pub mod config;
 pub mod demo;
 pub mod edit;
 pub mod grading;
 pub mod models;
 pub mod open;
+pub mod resources;
 pub mod reward;
 pub mod rollout;
 pub mod run_dir;
+pub mod summary;
 pub mod world;

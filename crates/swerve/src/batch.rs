@@ -1,8 +1,8 @@
 //! Batches of independent jobs (`swerve run`'s rollouts, `swerve data backfill`'s
-//! trajectories): [`run_shown`] runs them a given number at a time on tokio ([`run_all`])
-//! and shows them as they go ([`Progress`]): on a terminal, a progress bar with the ETA and
-//! running counts (running, the command's own counts, cost) and a line per finished job
-//! above it; elsewhere (CI logs, files), just the lines. [`spend`] and [`first_ten`] word
+//! trajectories): [`run_shown`] runs them a given number at a time
+//! (`swerve_rollout::batch::run`) and shows them as they go ([`Progress`]): on a terminal,
+//! a progress bar with the ETA and running counts (running, the command's own counts, cost)
+//! and a line per finished job above it; elsewhere (CI logs, files), just the lines. [`spend`] and [`first_ten`] word
 //! a closing summary's tokens and cost and its failures, and [`exit_code`] ends the command.
 
 use std::future::Future;
@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use swerve_core::trajectory::Usage;
+use swerve_rollout::batch;
 
 /// How a job ended, as the display shows it.
 #[derive(Debug, Clone)]
@@ -143,22 +144,29 @@ where
     Fut: Future<Output = Result<R, String>> + Send + 'static,
     R: Send + 'static,
 {
-    let progress = Arc::new(Progress::new(items.len(), names));
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    let results = runtime.block_on(run_all(items, concurrency, |(name, item)| {
-        let progress = progress.clone();
-        let future = job(item);
-        async move {
-            progress.started();
-            let result = future.await;
-            progress.finished(&name, ended(&result));
-            result
-        }
-    }));
-    progress.finish();
+    let shown = Arc::new(Shown {
+        progress: Progress::new(items.len(), names),
+        ended,
+    });
+    let results = batch::run(items, concurrency, job, shown.clone())?;
+    shown.progress.finish();
     Ok(results)
+}
+
+/// The progress display with how it shows a job's result.
+struct Shown<R> {
+    progress: Progress,
+    ended: fn(&Result<R, String>) -> Ended,
+}
+
+impl<R: 'static> batch::Observer<R> for Shown<R> {
+    fn started(&self, _name: &str) {
+        self.progress.started();
+    }
+
+    fn finished(&self, name: &str, result: &Result<R, String>) {
+        self.progress.finished(name, (self.ended)(result));
+    }
 }
 
 /// Tokens and cost as a closing summary gives them: `tokens I in (C cached) / O out · cost
@@ -200,84 +208,5 @@ pub fn exit_code(failures: usize) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    }
-}
-
-/// Runs `job` on each of `items`, at most `concurrency` at once, and returns the results
-/// in the items' order; a job that panicked ends with an error saying so.
-async fn run_all<T, R, F, Fut>(
-    items: impl IntoIterator<Item = T>,
-    concurrency: usize,
-    job: F,
-) -> Vec<Result<R, String>>
-where
-    F: Fn(T) -> Fut,
-    Fut: Future<Output = Result<R, String>> + Send + 'static,
-    R: Send + 'static,
-{
-    let semaphore = Arc::new(tokio::sync::Semaphore::new(concurrency));
-    let mut handles = Vec::new();
-    for item in items {
-        let permit = semaphore
-            .clone()
-            .acquire_owned()
-            .await
-            .expect("the semaphore is never closed");
-        let future = job(item);
-        handles.push(tokio::spawn(async move {
-            let _permit = permit;
-            future.await
-        }));
-    }
-    let mut results = Vec::new();
-    for handle in handles {
-        results.push(
-            handle
-                .await
-                .unwrap_or_else(|panic| Err(format!("it panicked: {panic}"))),
-        );
-    }
-    results
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn runs_every_job_at_most_so_many_at_once_in_order() {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let running = Arc::new(Mutex::new((0usize, 0usize)));
-        let results = runtime.block_on(run_all(0..12u64, 3, |item| {
-            let running = running.clone();
-            async move {
-                {
-                    let mut running = running.lock().unwrap();
-                    running.0 += 1;
-                    running.1 = running.1.max(running.0);
-                }
-                tokio::time::sleep(Duration::from_millis(10 + (item % 3) * 5)).await;
-                running.lock().unwrap().0 -= 1;
-                if item == 7 {
-                    panic!("job 7 broke");
-                }
-                Ok(item * 2)
-            }
-        }));
-        assert_eq!(results.len(), 12);
-        for (item, result) in results.iter().enumerate() {
-            match item {
-                7 => assert!(
-                    result.as_ref().unwrap_err().contains("panicked"),
-                    "{result:?}"
-                ),
-                _ => assert_eq!(result, &Ok(item as u64 * 2)),
-            }
-        }
-        assert_eq!(running.lock().unwrap().1, 3);
     }
 }

@@ -9,7 +9,6 @@
 //! outcome is skipped (`--redo` runs it again); one cut off by a crash starts over. Resuming
 //! with settings that change results is refused, so one directory never mixes two set-ups.
 
-mod resources;
 mod summary;
 
 use std::collections::BTreeSet;
@@ -22,12 +21,12 @@ use swerve_core::trajectory::{ExitReason, Outcome};
 
 use crate::batch::{self, Ended};
 use crate::cli::RunArgs;
-use summary::Failure;
 use swerve_rollout::config::Config;
 use swerve_rollout::models::ModelSource;
 use swerve_rollout::open;
 use swerve_rollout::rollout::{Rollout, RunContext};
 use swerve_rollout::run_dir;
+use swerve_rollout::summary::{Failure, summarize};
 
 /// Settings whose change would make a run directory mix rollouts of different set-ups.
 const RESULT_KEYS: &[&str] = &[
@@ -147,7 +146,7 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
         })
         .collect();
     let ran: BTreeSet<String> = pending.iter().map(|&index| rollouts[index].id()).collect();
-    let summary = summary::summarize(
+    let summary = summarize(
         out,
         &rollouts,
         &ran,
