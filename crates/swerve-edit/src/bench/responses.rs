@@ -92,3 +92,90 @@ pub fn reward_responses(
         count,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use swerve_core::hint::report;
+
+    fn instance() -> EditInstance {
+        let line = r#"{"instance_id": "a", "original": "x = 1\n", "target": "x = 2\n", "instruction": "set x to 2"}"#;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("instances.jsonl");
+        std::fs::write(&path, format!("{line}\n")).unwrap();
+        crate::bench::read_instances(&path).unwrap().remove(0)
+    }
+
+    /// The error of scoring `text` as a responses file, as the command prints it.
+    fn error(text: &str) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let responses = dir.path().join("responses.jsonl");
+        std::fs::write(&responses, text).unwrap();
+        let result = reward_responses(
+            &[instance()],
+            Path::new("instances.jsonl"),
+            &responses,
+            EditFormat::default(),
+            &MatchOptions::default(),
+        );
+        let error = report(&result.err().expect("an error"));
+        error.replace(&responses.display().to_string(), "responses.jsonl")
+    }
+
+    #[test]
+    fn each_bad_line_is_named_by_file_line_and_field() {
+        assert_eq!(
+            error("\n{"),
+            "error: responses.jsonl:2: not JSON: EOF while parsing an object at line 1 column 1"
+        );
+        assert_eq!(
+            error(r#"{"response": "r"}"#),
+            "error: responses.jsonl:1: field \"instance_id\" (a string) is missing"
+        );
+        assert_eq!(
+            error(r#"{"instance_id": "a"}"#),
+            "error: responses.jsonl:1: field \"response\" (a string) is missing"
+        );
+        assert_eq!(
+            error(r#"{"instance_id": "b", "response": "r"}"#),
+            "error: responses.jsonl:1: instance_id \"b\" is not in instances.jsonl"
+        );
+        let missing = reward_responses(
+            &[],
+            Path::new("instances.jsonl"),
+            Path::new("/nonexistent/responses.jsonl"),
+            EditFormat::default(),
+            &MatchOptions::default(),
+        );
+        assert_eq!(
+            report(&missing.err().expect("an error")),
+            "error: cannot read /nonexistent/responses.jsonl: No such file or directory (os error 2)"
+        );
+    }
+
+    #[test]
+    fn every_response_is_scored_and_summed() {
+        let dir = tempfile::tempdir().unwrap();
+        let responses = dir.path().join("responses.jsonl");
+        std::fs::write(
+            &responses,
+            "{\"instance_id\": \"a\", \"response\": \"no edit\"}\n\n",
+        )
+        .unwrap();
+        let rewards = reward_responses(
+            &[instance()],
+            Path::new("instances.jsonl"),
+            &responses,
+            EditFormat::default(),
+            &MatchOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(rewards.count, 1);
+        assert!(
+            rewards.lines.starts_with("{\"instance_id\":\"a\""),
+            "{}",
+            rewards.lines
+        );
+        assert_eq!(rewards.lines.lines().count(), 1);
+    }
+}
