@@ -15,7 +15,8 @@
 //! 4. the edit metrics and the training reward are computed from the trajectory in memory
 //!    ([`reward`]) and the outcome written.
 //!
-//! [`demo`] replays recorded solutions. [`models`] is the one model factory (agent, SWE-World, SWE-Edit, edit-bench, backfill
+//! [`demo`] replays recorded solutions; [`replay`] re-executes recorded trajectories in
+//! fresh workspaces. [`models`] is the one model factory (agent, SWE-World, SWE-Edit, edit-bench, backfill
 //! teacher, embedded); [`run_dir`] is the layout of run directories (resuming, the
 //! trajectories of a run, the candidates of test-time selection); [`summary`] is what a run's
 //! `summary.json` and `preds.jsonl` hold ([`resources`]: what the process used). [`batch`]
@@ -31,6 +32,7 @@ pub mod edit;
 pub mod grading;
 pub mod models;
 pub mod open;
+pub mod replay;
 pub mod resources;
 pub mod reward;
 pub mod rollout;

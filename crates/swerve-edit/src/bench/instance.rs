@@ -69,6 +69,27 @@ pub enum BenchError {
         /// What is wrong, naming the field.
         message: String,
     },
+    /// A file could not be read.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A line of a JSON-lines file is not JSON.
+    #[error("{place}: not JSON")]
+    NotJson {
+        /// The file and 1-based line number, as `file:line`.
+        place: String,
+        /// What the JSON parser said.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A response row is incomplete or names an unknown instance.
+    #[error("{0}")]
+    Response(String),
     /// A git command failed.
     #[error("git {args} in {}: {detail}", repo.display())]
     Git {

@@ -2,13 +2,14 @@
 //! instruction, metadata) mined from a git history ([`mine`](mod@mine)) with instructions from commit
 //! messages or written by a model ([`writer`]), and runs of an editor model over them
 //! ([`run`](mod@run)) scored by format success, exact and normalized match ([`normalize`]) and an
-//! optional judge ([`judge`]). [`viewers`] compares the LLM viewer with retrieval
+//! optional judge ([`judge`]); [`responses`] scores a trainer's responses with SWE-Edit's reward. [`viewers`] compares the LLM viewer with retrieval
 //! baselines (BM25, embeddings) on the same instances.
 
 pub mod instance;
 pub mod judge;
 pub mod mine;
 pub mod normalize;
+pub mod responses;
 pub mod run;
 pub mod split;
 pub mod viewers;

@@ -149,6 +149,23 @@ impl Decontaminator {
         }
     }
 
+    /// Removes from `instances` those that must go; returns one `{"instance_id", "reason"}`
+    /// row for each, in order.
+    pub fn remove(&self, instances: &mut Vec<EditInstance>) -> Vec<Value> {
+        let mut dropped = Vec::new();
+        instances.retain(|instance| match self.reason(instance) {
+            Some(reason) => {
+                dropped.push(serde_json::json!({
+                    "instance_id": instance.instance_id,
+                    "reason": reason,
+                }));
+                false
+            }
+            None => true,
+        });
+        dropped
+    }
+
     /// Why `instance` must go, or `None`.
     pub fn reason(&self, instance: &EditInstance) -> Option<String> {
         let field = |key: &str| {

@@ -1,6 +1,6 @@
 //! SWE-AGILE's training side, over recorded trajectories: exact token accounting per step
 //! and the compression rate ([`accounting`], measured with a model's chat template through
-//! [`tokens`]), the context-size figure ([`plot`]), snapshot SFT samples ([`snapshots`]),
+//! [`tokens`]), the context-size figure ([`plot`]), a trajectory measured for them ([`measure`]), snapshot SFT samples ([`snapshots`]),
 //! the rate measured as a rollout ends ([`online`]) and the window of a recorded
 //! trajectory ([`window`]). The compression-aware reward is [`crate::reward`]'s. Every one
 //! starts from [`Trajectory::conversation`](swerve_core::trajectory::Trajectory::conversation)
@@ -9,6 +9,7 @@
 //! as the `agile` preset sends it. See `docs/agile.md`.
 
 pub mod accounting;
+pub mod measure;
 pub mod online;
 pub mod plot;
 pub mod snapshots;

@@ -7,17 +7,16 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
-use swerve_agent::reasoning::Window;
 use swerve_chat::ChatModel;
 use swerve_core::atomic::write_atomically;
 use swerve_core::trajectory::import::{Loaded, load_all};
-use swerve_core::trajectory::{Message, read_trajectory, write_trajectory};
 use swerve_train::reward::resolved;
 
 use crate::cli::{ContextCommand, RateArg, TokenizerArgs, WindowArgs};
-use swerve_train::agile::accounting::{StepTokens, TrajectoryTokens, account};
-use swerve_train::agile::plot::{Panel, svg};
-use swerve_train::agile::tokens::{Tokens, load_model};
+use swerve_train::agile::accounting::{StepTokens, TrajectoryTokens};
+use swerve_train::agile::measure::{Measured, record_reward};
+use swerve_train::agile::plot::svg;
+use swerve_train::agile::tokens::load_model;
 use swerve_train::agile::window;
 use swerve_train::reward::{RewardConfig, compression_reward};
 
@@ -74,38 +73,19 @@ fn model(args: &TokenizerArgs) -> Result<ChatModel> {
     load_model(&args.tokenizer, args.chat_template.as_deref())
 }
 
-/// A trajectory measured: its window, its conversation and its token accounting.
-struct Measured<'a> {
-    name: String,
-    window: Window,
-    tokens: Tokens<'a>,
-    conversation: Vec<Message>,
-    accounted: TrajectoryTokens,
-}
-
 /// Measures `loaded` under its window; warns when the template hides the window.
 fn measure<'a>(model: &'a ChatModel, loaded: &Loaded, args: &WindowArgs) -> Result<Measured<'a>> {
-    let name = loaded.name();
-    let trajectory = &loaded.trajectory;
-    let window = window::of(args.window, args.seed, &trajectory.header).context(name.clone())?;
-    let tokens = Tokens::new(model, &trajectory.header).context(name.clone())?;
-    let conversation = trajectory.conversation().context(name.clone())?;
-    let accounted = account(&tokens, trajectory, &conversation, window).context(name.clone())?;
-    if accounted.template_drops_reasoning {
+    let measured = Measured::of(model, loaded, args.window, args.seed)?;
+    if measured.accounted.template_drops_reasoning {
         eprintln!(
-            "warning: {name}: the chat template of {} drops the reasoning of earlier turns, so \
+            "warning: {}: the chat template of {} drops the reasoning of earlier turns, so \
              every window renders alike (Qwen3's drops it before the last user message); give \
              --chat-template FILE with a template that keeps it (docs/agile.md)",
+            measured.name,
             model.dir().display()
         );
     }
-    Ok(Measured {
-        name,
-        window,
-        tokens,
-        conversation,
-        accounted,
-    })
+    Ok(measured)
 }
 
 fn print_stats(tokens: &TrajectoryTokens, steps: bool, as_json: bool) -> Result<()> {
@@ -165,32 +145,7 @@ fn plot(model: &ChatModel, files: &[PathBuf], args: &WindowArgs, out: &Path) -> 
     let mut panels = Vec::new();
     for loaded in load_all(files)? {
         let measured = measure(model, &loaded, args)?;
-        let steps = &measured.accounted.steps;
-        let current_step: Vec<usize> = (0..steps.len())
-            .map(|turn| {
-                let conversation = &measured.conversation;
-                measured.tokens.context(conversation, Window::Last(0), turn)
-            })
-            .collect::<Result<_>>()
-            .context(measured.name.clone())?;
-        let mut series = vec![
-            (
-                "interleaved".to_owned(),
-                steps.iter().map(|s| s.full).collect(),
-            ),
-            ("current step".to_owned(), current_step),
-        ];
-        if let Window::Last(n) = measured.window {
-            let label = format!("window N = {n}");
-            series.push((label, steps.iter().map(|s| s.window).collect()));
-        }
-        panels.push(Panel {
-            title: format!(
-                "{} (compression {:.3})",
-                measured.accounted.id, measured.accounted.compression_rate
-            ),
-            series,
-        });
+        panels.push(measured.panel()?);
     }
     let figure = svg(&panels);
     write_atomically(out, |file| file.write_all(figure.as_bytes()))
@@ -269,29 +224,4 @@ fn exit_note(exit_reason: &str, penalty: f64) -> String {
     } else {
         format!("exit {exit_reason}, last-step penalty {penalty}")
     }
-}
-
-/// Writes `record` into the outcome's `extra.compression_reward` of the swerve trajectory
-/// file `path`, atomically.
-fn record_reward(path: &Path, id: &str, record: Value) -> Result<()> {
-    let mut read = read_trajectory(path).map_err(|error| {
-        anyhow::anyhow!(
-            "{}: --write rewrites swerve trajectory files only ({error}); convert it first \
-             (swerve traj convert)",
-            path.display()
-        )
-    })?;
-    let trajectory = &mut read.trajectory;
-    if trajectory.header.id != id {
-        bail!(
-            "{}: holds trajectory {}, not {id}",
-            path.display(),
-            trajectory.header.id
-        );
-    }
-    let Some(outcome) = trajectory.outcome.as_mut() else {
-        bail!("{}: no outcome record", path.display());
-    };
-    outcome.extra.insert("compression_reward".into(), record);
-    write_trajectory(path, trajectory).map_err(|error| anyhow::anyhow!("{error}"))
 }

@@ -13,6 +13,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use swerve_core::atomic::write_json_atomically;
+use swerve_edit::bench::responses::{Rewards, reward_responses};
 use swerve_edit::bench::writer::write_instructions;
 use swerve_edit::bench::{
     Decontaminator, MineOptions, MineUnit, Rate, RunOptions, Summary, mine, parse_splits,
@@ -70,19 +71,10 @@ fn build(config: &Config, args: EditBenchBuildArgs) -> Result<ExitCode> {
         eprintln!("{}: {} instances", repo.display(), mined.len());
         instances.extend(mined);
     }
-    let mut dropped = Vec::new();
-    if let Some(filter) = &decontaminator {
-        instances.retain(|instance| match filter.reason(instance) {
-            Some(reason) => {
-                dropped.push(serde_json::json!({
-                    "instance_id": instance.instance_id,
-                    "reason": reason,
-                }));
-                false
-            }
-            None => true,
-        });
-    }
+    let dropped = match &decontaminator {
+        Some(filter) => filter.remove(&mut instances),
+        None => Vec::new(),
+    };
     if let Some(writer) = &writer {
         eprintln!(
             "writing {} instructions with {}",
@@ -303,52 +295,17 @@ fn export(config: &Config, args: crate::cli::EditBenchExportArgs) -> Result<Exit
 /// `edit-bench reward`: SWE-Edit's normalized-match reward of each response.
 fn reward(config: &Config, args: crate::cli::EditBenchRewardArgs) -> Result<ExitCode> {
     let instances = read_instances(&args.instances)?;
-    let by_id: std::collections::HashMap<&str, &swerve_edit::bench::EditInstance> = instances
-        .iter()
-        .map(|instance| (instance.instance_id.as_str(), instance))
-        .collect();
-    let text = std::fs::read_to_string(&args.responses)
-        .with_context(|| format!("cannot read {}", args.responses.display()))?;
-    let mut out = String::new();
-    let (mut total, mut count) = (0.0, 0usize);
-    for (number, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let place = || format!("{}:{}", args.responses.display(), number + 1);
-        let row: serde_json::Value =
-            serde_json::from_str(line).with_context(|| format!("{}: not JSON", place()))?;
-        let Some(id) = row["instance_id"].as_str() else {
-            bail!("{}: field \"instance_id\" (a string) is missing", place());
-        };
-        let Some(response) = row["response"].as_str() else {
-            bail!("{}: field \"response\" (a string) is missing", place());
-        };
-        let Some(instance) = by_id.get(id) else {
-            bail!(
-                "{}: instance_id {id:?} is not in {}",
-                place(),
-                args.instances.display()
-            );
-        };
-        let reward = swerve_edit::edit_reward(
-            &instance.original,
-            &instance.target,
-            response,
-            config.edit.format,
-            &config.edit.matching,
-        );
-        total += reward.reward;
-        count += 1;
-        let mut line = serde_json::json!({"instance_id": id});
-        if let (Some(line), serde_json::Value::Object(fields)) =
-            (line.as_object_mut(), serde_json::to_value(&reward)?)
-        {
-            line.extend(fields);
-        }
-        out.push_str(&line.to_string());
-        out.push('\n');
-    }
+    let Rewards {
+        lines: out,
+        total,
+        count,
+    } = reward_responses(
+        &instances,
+        &args.instances,
+        &args.responses,
+        config.edit.format,
+        &config.edit.matching,
+    )?;
     match &args.out {
         Some(path) => {
             std::fs::write(path, &out)
