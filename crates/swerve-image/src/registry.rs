@@ -114,7 +114,13 @@ impl RegistryClient {
             .get(WWW_AUTHENTICATE)
             .and_then(|value| value.to_str().ok())
             .and_then(auth::parse_challenge);
-        let credentials = auth::credentials_for(&self.config, &reference.registry);
+        // A credential helper is a process that may take seconds: off the async workers.
+        let credentials = {
+            let (config, registry) = (self.config.clone(), reference.registry.clone());
+            tokio::task::spawn_blocking(move || auth::credentials_for(&config, &registry))
+                .await
+                .unwrap_or_default()
+        };
         let authorization =
             match challenge {
                 Some(Challenge::Basic) => match &credentials {
