@@ -44,10 +44,12 @@ impl IdMap {
         }
         let (users, groups) = match configured {
             Some(range) => (range, range),
-            None => (
-                subordinate_range("/etc/subuid").unwrap_or(IdRange::DEFAULT),
-                subordinate_range("/etc/subgid").unwrap_or(IdRange::DEFAULT),
-            ),
+            None => *SYSTEM_RANGES.get_or_init(|| {
+                (
+                    subordinate_range("/etc/subuid").unwrap_or(IdRange::DEFAULT),
+                    subordinate_range("/etc/subgid").unwrap_or(IdRange::DEFAULT),
+                )
+            }),
         };
         for (range, what) in [(users, "user"), (groups, "group")] {
             if range.start == 0
@@ -126,6 +128,10 @@ pub fn sandbox_ids(config: &crate::SandboxConfig) -> Result<(u32, u32, u32), cra
 }
 
 /// The first range of `root` (by name or as uid 0) in a subordinate-id file.
+/// root's subordinate user and group ranges from `/etc/subuid` and `/etc/subgid`, read once
+/// per process (every workspace of a run needs them).
+static SYSTEM_RANGES: std::sync::OnceLock<(IdRange, IdRange)> = std::sync::OnceLock::new();
+
 fn subordinate_range(file: &str) -> Option<IdRange> {
     let text = std::fs::read_to_string(file).ok()?;
     text.lines()
