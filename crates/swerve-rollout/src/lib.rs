@@ -20,11 +20,13 @@
 //! teacher, embedded); [`run_dir`] is the layout of run directories (resuming, the
 //! trajectories of a run, the candidates of test-time selection); [`summary`] is what a run's
 //! `summary.json` and `preds.jsonl` hold ([`resources`]: what the process used). [`batch`]
-//! runs a batch of jobs a given number at a time and reports their progress to the front end.
+//! runs a batch of jobs a given number at a time and reports their progress to the front end;
+//! [`backfill`] is SWE-AGILE's backfill over files of trajectories, resumable.
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod backfill;
 pub mod batch;
 pub mod config;
 pub mod demo;

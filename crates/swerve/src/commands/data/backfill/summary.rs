@@ -1,97 +1,12 @@
-//! The end of a backfill: `summary.json` from every result in the output directory
-//! (earlier invocations' included) and the closing lines on the console: trajectories
-//! done, rejected with their reasons, failed, and what the teacher took.
+//! The end of a backfill on the console: trajectories done, rejected with their reasons,
+//! failed, and what the teacher took (from `swerve_rollout::backfill::Summary`).
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::{Result, anyhow};
-use serde::Serialize;
-use swerve_agent::backfill::Spent;
+use swerve_rollout::backfill::Summary;
 
-use super::{Job, State, write_json};
 use crate::batch;
-
-/// A trajectory of this invocation that could not be backfilled (it is retried by the next).
-#[derive(Debug, Clone, Serialize)]
-pub struct Failure {
-    pub id: String,
-    pub error: String,
-}
-
-/// A rejected trajectory.
-#[derive(Debug, Clone, Serialize)]
-pub struct Rejected {
-    pub id: String,
-    pub source: String,
-    pub reason: String,
-}
-
-/// This invocation's share.
-#[derive(Debug, Clone, Serialize)]
-pub struct Invocation {
-    pub trajectories_run: usize,
-    /// Every teacher call of this invocation, those of failed trajectories included.
-    pub teacher: Spent,
-    pub wall_seconds: f64,
-}
-
-/// What `summary.json` holds.
-#[derive(Debug, Clone, Serialize)]
-pub struct Summary {
-    /// Trajectories in the input files.
-    pub trajectories: usize,
-    /// Backfilled, and their steps.
-    pub done: usize,
-    pub steps: usize,
-    pub rejected: Vec<Rejected>,
-    /// What the teacher took for the trajectories done or rejected.
-    pub teacher: Spent,
-    /// Whether the price table knows the teacher (an unknown model is counted as free).
-    pub cost_priced: bool,
-    pub failed: Vec<Failure>,
-    pub this_invocation: Invocation,
-}
-
-/// Reads every job's result in `out`, writes `summary.json` and returns the summary.
-pub fn summarize(
-    out: &Path,
-    jobs: &[Job],
-    invocation: Invocation,
-    cost_priced: bool,
-    failed: Vec<Failure>,
-) -> Result<Summary> {
-    let mut summary = Summary {
-        trajectories: jobs.len(),
-        done: 0,
-        steps: 0,
-        rejected: Vec::new(),
-        teacher: Spent::default(),
-        cost_priced,
-        failed,
-        this_invocation: invocation,
-    };
-    for job in jobs {
-        match job.state() {
-            State::Done { steps, spent } => {
-                summary.done += 1;
-                summary.steps += steps;
-                summary.teacher.absorb(spent);
-            }
-            State::Rejected(rejection) => {
-                summary.teacher.absorb(rejection.spent);
-                summary.rejected.push(Rejected {
-                    id: job.name.clone(),
-                    source: rejection.source.display().to_string(),
-                    reason: rejection.reason,
-                });
-            }
-            State::Open => {}
-        }
-    }
-    write_json(&out.join("summary.json"), &summary).map_err(|error| anyhow!(error))?;
-    Ok(summary)
-}
 
 /// The closing lines: counts, the teacher's tokens and cost, rejections and failures (the
 /// first ten of each), and where the outputs are.
