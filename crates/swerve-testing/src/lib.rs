@@ -9,6 +9,8 @@
 //! - [`server`]: **the** loopback OpenAI-compatible model server ([`ModelServer`]): scripted
 //!   faults at the byte level (a lying `Content-Length`, a body cut short, no answer), or an
 //!   answer computed from each request, and every request recorded;
+//! - [`shell`]: a real-process `Shell` on the host ([`HostShell`]) for the layers above
+//!   the sandbox;
 //! - [`trajectory`]: JSON-lines readers ([`json_lines`]);
 //! - [`snapshot`]: pinned command output, exit code + stdout + stderr, with filters for temp
 //!   paths, timings and hashes ([`assert_cmd_snapshot!`]);
@@ -25,11 +27,13 @@ pub mod bench;
 pub mod process;
 pub mod repo;
 pub mod server;
+pub mod shell;
 pub mod snapshot;
 pub mod trajectory;
 
 pub use process::{failed, sh, sh_exact, stderr, stdout, succeeded};
 pub use server::{ModelServer, Reply, Request};
+pub use shell::HostShell;
 pub use trajectory::json_lines;
 
 /// insta, for [`assert_cmd_snapshot!`] and tests that pin other text.

@@ -4,11 +4,7 @@
 //! `recall_thought` answered from the conversation, and trajectories whose recorded
 //! requests rebuild exactly what the model was sent.
 
-use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use swerve_agent::episode::{Agent, AgentConfig, EpisodeEnd};
 use swerve_agent::prompt::{PromptTemplates, Prompts};
@@ -20,38 +16,12 @@ use swerve_core::trajectory::{
     ChatToolCall, ExitReason, Header, Message, MessagesSent, Outcome, Role, Trajectory,
     TrajectoryWriter, read_trajectory,
 };
-use swerve_core::{ExecOutcome, Shell};
 use swerve_llm::{ModelInput, ModelResponse, ScriptedModel};
+use swerve_testing::HostShell;
 use swerve_tools::formats::{ModelOutput, NativeFormat, Pick, ToolFormat, XmlFormat};
 use swerve_tools::{ToolConfig, Toolbox, WorkspaceFs};
 
 const ID: &str = "calc__0";
-
-/// Runs commands with `sh -c` in the repository, under coreutils' `timeout`.
-struct HostShell {
-    dir: PathBuf,
-}
-
-impl Shell for HostShell {
-    fn run(&self, command: &str, timeout: Duration) -> std::io::Result<ExecOutcome> {
-        let started = Instant::now();
-        let output = Command::new("timeout")
-            .arg(timeout.as_secs_f64().to_string())
-            .args(["sh", "-c", command])
-            .current_dir(&self.dir)
-            .stdin(Stdio::null())
-            .output()?;
-        Ok(ExecOutcome {
-            stdout: output.stdout,
-            stderr: output.stderr,
-            exit_code: output.status.code(),
-            signal: output.status.signal(),
-            timed_out: output.status.code() == Some(124),
-            duration: started.elapsed(),
-            ..ExecOutcome::default()
-        })
-    }
-}
 
 const SEARCH: &str = "<function=search>\n  <parameter=search_term>def add</parameter>\n</function>";
 const VIEW: &str = "<function=file_editor>\n  <parameter=command>view</parameter>\n  <parameter=path>/testbed/calc.py</parameter>\n</function>";
@@ -86,7 +56,7 @@ fn run(config: &AgentConfig, format: &dyn ToolFormat, replies: Vec<ModelResponse
     let repo = dir.path().join("repo");
     std::fs::create_dir(&repo).unwrap();
     std::fs::write(repo.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
-    let shell = Arc::new(HostShell { dir: repo.clone() });
+    let shell = Arc::new(HostShell::new(repo.clone()));
     let mut toolbox = Toolbox::new(WorkspaceFs::new(&repo), shell, ToolConfig::default());
     let prompts = Prompts::new(&PromptTemplates::default()).unwrap();
     let model = ScriptedModel::new(replies.into_iter().map(Ok));
@@ -547,9 +517,7 @@ fn recall_thought_brings_back_reasoning_that_left_the_window() {
 #[test]
 fn recall_thought_is_offered_only_when_it_is_on() {
     let dir = tempfile::tempdir().unwrap();
-    let shell = Arc::new(HostShell {
-        dir: dir.path().to_owned(),
-    });
+    let shell = Arc::new(HostShell::new(dir.path()));
     let toolbox = Toolbox::new(WorkspaceFs::new(dir.path()), shell, ToolConfig::default());
     let prompts = Prompts::new(&PromptTemplates::default()).unwrap();
     let model = ScriptedModel::from_texts(Vec::<String>::new());

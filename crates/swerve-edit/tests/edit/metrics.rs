@@ -3,39 +3,17 @@
 //! by hand.
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use serde_json::json;
+use swerve_core::ToolCall;
 use swerve_core::trajectory::{Header, Step, Trajectory, Usage};
-use swerve_core::{ExecOutcome, Shell, ToolCall};
 use swerve_edit::blocks::MatchOptions;
 use swerve_edit::metrics::{EditCounts, EditMetrics, Spend, ViewerShare};
 use swerve_edit::tool::{LLM_EDITOR, LlmEditor};
 use swerve_llm::{ModelResponse, ScriptedModel};
+use swerve_testing::HostShell;
 use swerve_tools::{ToolConfig, Toolbox, WorkspaceFs};
-
-/// Runs commands with `sh -c` in the workspace (the editor calls here run none).
-struct HostShell(std::path::PathBuf);
-
-impl Shell for HostShell {
-    fn run(&self, command: &str, _timeout: Duration) -> std::io::Result<ExecOutcome> {
-        let started = Instant::now();
-        let output = Command::new("sh")
-            .arg("-c")
-            .arg(command)
-            .current_dir(&self.0)
-            .output()?;
-        Ok(ExecOutcome {
-            stdout: output.stdout,
-            stderr: output.stderr,
-            exit_code: output.status.code(),
-            duration: started.elapsed(),
-            ..ExecOutcome::default()
-        })
-    }
-}
 
 /// A model answering `replies` in order, each call 100 prompt and 10 completion tokens
 /// costing 0.001.
@@ -117,7 +95,7 @@ async fn metrics_count_every_kind_of_edit_and_view() {
     );
     let mut toolbox = Toolbox::new(
         WorkspaceFs::new(root),
-        Arc::new(HostShell(root.to_path_buf())),
+        Arc::new(HostShell::new(root)),
         ToolConfig::default(),
     );
     let long_path = "/testbed/long.py";

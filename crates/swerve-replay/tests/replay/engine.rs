@@ -7,42 +7,19 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use swerve_core::ToolCall;
 use swerve_core::trajectory::import::{detect_and_import, mini_swe_agent};
 use swerve_core::trajectory::{Step, Trajectory};
-use swerve_core::{ExecOutcome, Shell, ToolCall};
 use swerve_replay::{
     Action, Recorded, ReplayReport, Replayer, Scaffold, ScaffoldShell, StepOutcome,
     TrajectoryReport, hazards,
 };
+use swerve_testing::HostShell;
 use swerve_tools::{ToolConfig, Toolbox, WorkspaceFs};
-
-/// Runs commands with `/bin/sh -c` in a host directory (coreutils' `timeout` enforcing the
-/// timeout), as a workspace's shell does in its sandbox.
-struct HostShell(PathBuf);
-
-impl Shell for HostShell {
-    fn run(&self, command: &str, timeout: Duration) -> std::io::Result<ExecOutcome> {
-        let started = Instant::now();
-        let output = Command::new("timeout")
-            .arg(format!("{}", timeout.as_secs().max(1)))
-            .args(["/bin/sh", "-c", command])
-            .current_dir(&self.0)
-            .output()?;
-        let code = output.status.code();
-        Ok(ExecOutcome {
-            stdout: output.stdout,
-            stderr: output.stderr,
-            exit_code: code.filter(|code| *code != 124),
-            timed_out: code == Some(124),
-            duration: started.elapsed(),
-            ..ExecOutcome::default()
-        })
-    }
-}
 
 /// A git repository with one commit, in a temporary directory.
 fn repository() -> tempfile::TempDir {
@@ -71,7 +48,7 @@ fn replay(trajectory: &Trajectory, root: &Path) -> TrajectoryReport {
     let semantics = scaffold.semantics(trajectory);
     let mount = root.to_str().unwrap();
     let (shell, last) =
-        ScaffoldShell::wrap(Arc::new(HostShell(root.into())), semantics.clone(), mount);
+        ScaffoldShell::wrap(Arc::new(HostShell::new(root)), semantics.clone(), mount);
     let tools = scaffold.tool_config(&ToolConfig::default(), &semantics);
     let mut toolbox = Toolbox::new(WorkspaceFs::with_sandbox_root(root, mount), shell, tools);
     let run = Replayer::new(scaffold, &semantics, &mut toolbox, &last, mount).replay(trajectory);
@@ -180,7 +157,7 @@ fn a_persistent_session_carries_cwd_and_exports_and_a_fresh_process_does_not() {
     };
     let run = |scaffold: Scaffold| {
         let (shell, _) = ScaffoldShell::wrap(
-            Arc::new(HostShell(repo.path().into())),
+            Arc::new(HostShell::new(repo.path())),
             semantics_of(scaffold),
             root,
         );

@@ -1,13 +1,11 @@
 //! `WorkspaceFs`: path mapping, component-wise symlink resolution, magic-link host roots.
 
-use crate::common;
-
 use std::os::unix::fs::symlink;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use common::HostShell;
 use swerve_core::ToolCall;
+use swerve_testing::HostShell;
 use swerve_tools::{EntryKind, FsError, ToolConfig, Toolbox, WorkspaceFs};
 
 #[test]
@@ -106,9 +104,7 @@ fn magic_link_host_roots_work_end_to_end() {
         Some("/testbed/pkg/mod.py")
     );
 
-    let shell = Arc::new(HostShell {
-        dir: dir.path().to_path_buf(),
-    });
+    let shell = Arc::new(HostShell::new(dir.path()));
     let mut toolbox = Toolbox::new(fs, shell, ToolConfig::default());
     let edit = ToolCall::new("file_editor")
         .arg("command", "str_replace")

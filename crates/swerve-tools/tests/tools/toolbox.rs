@@ -235,9 +235,7 @@ fn interceptors_add_their_tools_and_hand_on_their_subagent_runs() {
     ws.write("a.txt", "1\n2\n3\n");
     let mut toolbox = swerve_tools::Toolbox::new(
         swerve_tools::WorkspaceFs::new(ws.root()),
-        std::sync::Arc::new(common::HostShell {
-            dir: ws.root().to_path_buf(),
-        }),
+        std::sync::Arc::new(swerve_testing::HostShell::new(ws.root())),
         ToolConfig::default(),
     )
     .with_interceptor(Box::new(LineCounter));

@@ -3,44 +3,18 @@
 //! observation, and SWR votes average into a score.
 
 use std::fs;
-use std::os::unix::process::ExitStatusExt;
-use std::process::Command;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use serde_json::json;
-use swerve_core::{ExecOutcome, Shell, Task, ToolCall};
+use swerve_core::{Task, ToolCall};
 use swerve_llm::{Content, ModelError, ModelInput, ModelResponse, Role, Sampling, ScriptedModel};
+use swerve_testing::HostShell;
 use swerve_tools::{ToolConfig, ToolResult, Toolbox, WorkspaceFs};
 use swerve_world::context::{ContextConfig, IssueInputs, Sources, SwrContext, TransitionContext};
 use swerve_world::swt::{FEEDBACK_FAILED, render_failure};
 use swerve_world::tokens::ApproxTokens;
 use swerve_world::{ObservationStyle, SwtConfig, score, simulate_command};
 use tempfile::TempDir;
-
-/// Runs commands for real with `/bin/sh -c` in a directory.
-struct HostShell {
-    dir: TempDir,
-}
-
-impl Shell for HostShell {
-    fn run(&self, command: &str, _timeout: Duration) -> std::io::Result<ExecOutcome> {
-        let started = Instant::now();
-        let output = Command::new("/bin/sh")
-            .arg("-c")
-            .arg(command)
-            .current_dir(self.dir.path())
-            .output()?;
-        Ok(ExecOutcome {
-            stdout: output.stdout,
-            stderr: output.stderr,
-            exit_code: output.status.code(),
-            signal: output.status.signal(),
-            duration: started.elapsed(),
-            ..ExecOutcome::default()
-        })
-    }
-}
 
 /// What the real `execute_bash` returns for a command printing `stdout` and `stderr` and
 /// exiting with `code`.
@@ -49,7 +23,7 @@ fn real_result(stdout: &str, stderr: &str, code: i32) -> ToolResult {
     fs::write(dir.path().join("out.txt"), stdout).unwrap();
     fs::write(dir.path().join("err.txt"), stderr).unwrap();
     let fs = WorkspaceFs::new(dir.path());
-    let shell = Arc::new(HostShell { dir });
+    let shell = Arc::new(HostShell::new(dir.path()));
     let mut toolbox = Toolbox::new(fs, shell, ToolConfig::default());
     let call = ToolCall::new("execute_bash")
         .arg("cmd", format!("cat out.txt; cat err.txt >&2; exit {code}"));
