@@ -321,6 +321,7 @@ fn backfills_trajectories_of_every_format_rejects_what_it_cannot_and_resumes() {
         "{}",
         stderr(&refused)
     );
+    swerve_testing::assert_cmd_snapshot!("error_resume_with_other_settings", refused);
 }
 
 #[test]

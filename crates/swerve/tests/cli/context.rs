@@ -307,8 +307,10 @@ fn a_window_range_is_drawn_per_trajectory_and_bad_input_names_file_and_record() 
     // Token rows need a tokenizer.
     let mut tokens = args(run.file(0));
     tokens.extend(["--format".into(), "tokens".into()]);
-    let error = stderr(&call(tokens));
+    let output = call(tokens);
+    let error = stderr(&output);
     assert!(error.contains("--tokenizer DIR"), "{error}");
+    swerve_testing::assert_cmd_snapshot!("error_token_rows_need_a_tokenizer", output);
 
     // An unresolved run gets no compression bonus.
     let output = run.swerve(&[

@@ -60,9 +60,11 @@ fn prompt_mode_without_a_tokenizer_or_with_native_calls_is_refused() {
     let output = base.run(cache.path());
     assert!(!output.status.success());
     assert!(stderr(&output).contains("run.tokenizer"));
+    swerve_testing::assert_cmd_snapshot!("error_prompt_mode_needs_a_tokenizer", output);
     let tokenizer = format!("run.tokenizer={}", tokenizers::model_dir("qwen3").display());
     let native = base.set(&tokenizer).args(["--format", "native"]);
     let output = native.run(cache.path());
     assert!(!output.status.success());
     assert!(stderr(&output).contains("native tool-call format"));
+    swerve_testing::assert_cmd_snapshot!("error_prompt_mode_with_native_calls", output);
 }

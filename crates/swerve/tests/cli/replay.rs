@@ -279,6 +279,7 @@ fn a_trajectory_without_its_task_is_named_and_fails_the_command() {
         stderr.contains("no task \"swe-agent.pydicom__pydicom-1458\""),
         "{stderr}"
     );
+    swerve_testing::assert_cmd_snapshot!("error_trajectory_without_its_task", output);
     // The report is still written, naming the failure.
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();

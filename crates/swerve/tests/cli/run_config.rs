@@ -107,6 +107,7 @@ fn resuming_with_settings_that_change_results_is_refused() {
         "{}",
         stderr(&refused)
     );
+    swerve_testing::assert_cmd_snapshot!("error_resume_with_other_settings", refused);
     let world = run(&["--max-steps", "30", "--set", "world.swr.votes=5"]);
     assert!(
         failed(&world).contains("different settings (world.swr)"),
@@ -129,14 +130,34 @@ fn resuming_with_settings_that_change_results_is_refused() {
 fn bad_settings_are_reported_with_their_origin() {
     let cache = tempfile::tempdir().unwrap();
     let out = cache.path().join("run");
-    let cases: [(&[&str], &str); 5] = [
-        (&["--set", "agent.max_stpes=3"], "--set agent.max_stpes=3"),
-        (&["--preset", "nonesuch"], "unknown preset \"nonesuch\""),
-        (&["--format", "yaml"], "unknown tool-call format \"yaml\""),
-        (&["--model", "m"], "needs --base-url"),
-        (&["--set", "run.samples=0"], "at least 1"),
+    let cases: [(&[&str], &str, &str); 5] = [
+        (
+            &["--set", "agent.max_stpes=3"],
+            "--set agent.max_stpes=3",
+            "error_set_unknown_key",
+        ),
+        (
+            &["--preset", "nonesuch"],
+            "unknown preset \"nonesuch\"",
+            "error_unknown_preset",
+        ),
+        (
+            &["--format", "yaml"],
+            "unknown tool-call format \"yaml\"",
+            "error_unknown_format",
+        ),
+        (
+            &["--model", "m"],
+            "needs --base-url",
+            "error_model_needs_base_url",
+        ),
+        (
+            &["--set", "run.samples=0"],
+            "at least 1",
+            "error_zero_samples",
+        ),
     ];
-    for (extra, expected) in cases {
+    for (extra, expected, snapshot) in cases {
         let output = RunArgs::new(&out).args(extra).run(cache.path());
         assert!(!output.status.success(), "{extra:?}");
         assert!(
@@ -144,6 +165,7 @@ fn bad_settings_are_reported_with_their_origin() {
             "{extra:?}: {}",
             stderr(&output)
         );
+        swerve_testing::assert_cmd_snapshot!(snapshot, output);
     }
     let file = cache.path().join("swerve.toml");
     std::fs::write(&file, "[agent]\nmax_steps = -1\n").unwrap();
@@ -157,6 +179,7 @@ fn bad_settings_are_reported_with_their_origin() {
         "{}",
         stderr(&output)
     );
+    swerve_testing::assert_cmd_snapshot!("error_config_file_value_of_wrong_type", output);
 }
 
 #[test]

@@ -498,6 +498,7 @@ fn curation_uses_patch_size_duplicates_determinism_and_past_runs() {
         "{}",
         stderr(&missing)
     );
+    swerve_testing::assert_cmd_snapshot!("error_determinism_needs_repeated_gold_runs", missing);
 }
 
 /// Writes a graded trajectory `<instance>__<k>` of `steps` steps to `dir`.
