@@ -30,6 +30,20 @@ impl ChatModel {
         })
     }
 
+    /// A model from its parts, loaded elsewhere (a GGUF file's metadata); `origin` is the
+    /// file or directory they came from.
+    pub fn from_parts(
+        origin: impl Into<PathBuf>,
+        tokenizer: Tokenizer,
+        template: ChatTemplate,
+    ) -> Self {
+        Self {
+            dir: origin.into(),
+            tokenizer,
+            template,
+        }
+    }
+
     /// The same model with the chat template in the file `path` instead of its own (vLLM's
     /// `--chat-template`); the special tokens stay those of the directory.
     pub fn with_template_file(mut self, path: impl AsRef<Path>) -> Result<Self> {
@@ -44,7 +58,7 @@ impl ChatModel {
         Ok(self)
     }
 
-    /// The directory it was loaded from.
+    /// The directory it was loaded from (or the file, for [`ChatModel::from_parts`]).
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -96,13 +96,23 @@ impl ChatTemplate {
     /// One template from its source, with no special tokens (give them as variables).
     /// `origin` names it in errors.
     pub fn from_source(origin: impl Into<String>, source: impl Into<String>) -> Result<Self> {
+        Self::from_source_with_tokens(origin, source, Vec::new())
+    }
+
+    /// One template from its source with the special tokens it is given (`bos_token`,
+    /// `eos_token`, as a GGUF file's metadata names them). `origin` names it in errors.
+    pub fn from_source_with_tokens(
+        origin: impl Into<String>,
+        source: impl Into<String>,
+        special_tokens: Vec<(String, String)>,
+    ) -> Result<Self> {
         let origin = origin.into();
         let template = TemplateSource {
             name: "default".to_owned(),
             origin: origin.clone(),
             source: source.into(),
         };
-        Self::compile(origin, vec![template], false, Vec::new())
+        Self::compile(origin, vec![template], false, special_tokens)
     }
 
     /// A template from `source` given the special tokens of `self`, as vLLM's

@@ -54,6 +54,22 @@ impl Tokenizer {
         Ok(Self { path, inner })
     }
 
+    /// A tokenizer built elsewhere (from a GGUF file's metadata); `path` names it.
+    pub fn from_tokenizer(
+        path: impl Into<PathBuf>,
+        mut inner: tokenizers::Tokenizer,
+    ) -> Result<Self> {
+        let path = path.into();
+        inner
+            .with_truncation(None)
+            .map_err(|err| Error::Tokenizer {
+                path: path.clone(),
+                message: err.to_string(),
+            })?;
+        inner.with_padding(None);
+        Ok(Self { path, inner })
+    }
+
     /// The file it was loaded from.
     pub fn path(&self) -> &Path {
         &self.path

@@ -102,6 +102,44 @@ pub(crate) enum Failure {
     Model(String),
 }
 
+/// `bos_token` and `eos_token` as texts, from the metadata's ids, for the chat template.
+pub(crate) fn special_tokens(gguf: &Gguf, tokenizer: &Tokenizer) -> Result<Vec<(String, String)>> {
+    let mut special_tokens = Vec::new();
+    for (name, key) in [
+        ("bos_token", "tokenizer.ggml.bos_token_id"),
+        ("eos_token", "tokenizer.ggml.eos_token_id"),
+    ] {
+        if let Some(id) = gguf.opt_u64(key)? {
+            let id = tokenizer::token_id(gguf, key, id, tokenizer.vocab_size())?;
+            if let Some(text) = tokenizer.id_to_token(id) {
+                special_tokens.push((name.to_owned(), text));
+            }
+        }
+    }
+    Ok(special_tokens)
+}
+
+/// The chat template of the metadata (`tokenizer.chat_template`) given `special_tokens`,
+/// if the file has one.
+pub(crate) fn chat_template(
+    gguf: &Gguf,
+    special_tokens: Vec<(String, String)>,
+) -> Result<Option<ChatTemplate>> {
+    let Some(source) = gguf.opt_string("tokenizer.chat_template")? else {
+        return Ok(None);
+    };
+    ChatTemplate::from_source_with_tokens(
+        format!("{} (tokenizer.chat_template)", gguf.path.display()),
+        source,
+        special_tokens,
+    )
+    .map(Some)
+    .map_err(|source| Error::Template {
+        path: gguf.path.clone(),
+        source,
+    })
+}
+
 /// A model loaded for generation.
 pub(crate) struct Engine {
     pub info: ModelInfo,
@@ -146,31 +184,8 @@ impl Engine {
                 "is missing: without an end-of-sequence token generation would never stop",
             ));
         }
-        let mut special_tokens = Vec::new();
-        for (name, key) in [
-            ("bos_token", "tokenizer.ggml.bos_token_id"),
-            ("eos_token", "tokenizer.ggml.eos_token_id"),
-        ] {
-            if let Some(id) = gguf.opt_u64(key)? {
-                let id = tokenizer::token_id(&gguf, key, id, vocab_size)?;
-                if let Some(text) = tokenizer.id_to_token(id) {
-                    special_tokens.push((name.to_owned(), text));
-                }
-            }
-        }
-        let template = match gguf.opt_string("tokenizer.chat_template")? {
-            Some(source) => Some(
-                ChatTemplate::from_source(
-                    format!("{} (tokenizer.chat_template)", path.display()),
-                    source,
-                )
-                .map_err(|source| Error::Template {
-                    path: path.to_path_buf(),
-                    source,
-                })?,
-            ),
-            None => None,
-        };
+        let special_tokens = special_tokens(&gguf, &tokenizer)?;
+        let template = chat_template(&gguf, special_tokens.clone())?;
         let beside = path.with_file_name("tokenizer.json");
         let file_bytes = gguf.file.metadata().map(|meta| meta.len()).unwrap_or(0);
         let name = match gguf.opt_string("general.name")? {

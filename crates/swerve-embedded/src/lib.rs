@@ -10,6 +10,9 @@
 //! tokens every time); a prompt that does not fit the context is a
 //! [`ModelError::ContextLength`](swerve_llm::ModelError::ContextLength).
 //!
+//! [`chat_model`] reads only a file's tokenizer and chat template, for exact token counts of
+//! conversations (SWE-AGILE's compression rate) with the model the file holds.
+//!
 //! The default model is SmolLM2-135M-Instruct (Q4_1), which `scripts/fetch-model.sh` puts
 //! in the [models directory](models_dir). See `docs/embedded.md`.
 //!
@@ -29,6 +32,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod backend;
+mod chat;
 mod engine;
 mod error;
 mod gguf;
@@ -38,6 +42,7 @@ mod tokenizer;
 mod weights;
 
 pub use backend::{DEFAULT_MAX_TOKENS, EmbeddedModel};
+pub use chat::chat_model;
 pub use engine::{Finish, Generation, ModelInfo};
 pub use error::{Error, Result};
 pub use locate::{DEFAULT_MODEL_FILE, MODELS_DIR_ENV, default_model_path, models_dir, resolve};

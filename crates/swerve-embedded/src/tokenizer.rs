@@ -171,6 +171,11 @@ impl Tokenizer {
         self.inner.token_to_id(token)
     }
 
+    /// The Hugging Face tokenizer inside.
+    pub(crate) fn into_inner(self) -> tokenizers::Tokenizer {
+        self.inner
+    }
+
     /// Tokens in the vocabulary, special ones included.
     pub fn vocab_size(&self) -> usize {
         self.inner.get_vocab_size(true)

@@ -124,8 +124,8 @@ pub fn load(config: &HttpModelConfig, section: &str) -> Result<Arc<dyn Model>> {
              max_tokens, stop, seed)"
         );
     }
-    let path = swerve_embedded::resolve(config.path.as_deref())
-        .with_context(|| format!("the embedded model ({section}.path)"))?;
+    let path =
+        embedded_file(config).with_context(|| format!("the embedded model ({section}.path)"))?;
     let model = EmbeddedModel::load(&path)
         .with_context(|| format!("the embedded model ({section}.path)"))?
         .with_name(EMBEDDED)
@@ -143,10 +143,29 @@ pub fn load(config: &HttpModelConfig, section: &str) -> Result<Arc<dyn Model>> {
     Ok(Arc::new(model))
 }
 
+/// The GGUF file of the embedded model a model section describes: its `path`, else the
+/// default model in the models directory.
+#[cfg(feature = "embedded")]
+pub fn embedded_file(config: &HttpModelConfig) -> Result<std::path::PathBuf> {
+    Ok(swerve_embedded::resolve(config.path.as_deref())?)
+}
+
+/// Without the `embedded` feature there is no embedded model: says how to get one.
+#[cfg(not(feature = "embedded"))]
+pub fn embedded_file(_config: &HttpModelConfig) -> Result<std::path::PathBuf> {
+    Err(without_embedded("model"))
+}
+
 /// Without the `embedded` feature there is no embedded model: says how to get one.
 #[cfg(not(feature = "embedded"))]
 pub fn load(_config: &HttpModelConfig, section: &str) -> Result<Arc<dyn Model>> {
-    bail!(
+    Err(without_embedded(section))
+}
+
+/// The error of a build without the `embedded` feature asked for the embedded model.
+#[cfg(not(feature = "embedded"))]
+fn without_embedded(section: &str) -> anyhow::Error {
+    anyhow::anyhow!(
         "{section}.name is `{EMBEDDED}`, but this swerve was built without the `embedded` \
          feature; rebuild it with the default features (cargo build --release), or give a \
          served model's name and base URL"

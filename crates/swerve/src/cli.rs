@@ -544,7 +544,8 @@ pub enum TrajCommand {
 #[derive(Debug, Args)]
 pub struct TokenizerArgs {
     /// Model directory: tokenizer.json and a chat template (chat_template.jinja or
-    /// tokenizer_config.json), e.g. a Hugging Face model's files.
+    /// tokenizer_config.json), e.g. a Hugging Face model's files; or a GGUF file, whose
+    /// tokenizer and chat template come from its metadata.
     #[arg(long, value_name = "DIR")]
     pub tokenizer: PathBuf,
     /// A chat template file to use instead of the model's own (as vLLM's

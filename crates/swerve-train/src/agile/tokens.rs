@@ -15,17 +15,41 @@ use swerve_chat::{ChatModel, RenderOptions};
 use swerve_core::trajectory::{Header, Message};
 use swerve_tools::ToolConfig;
 
-/// Loads the model directory `dir` (tokenizer and chat template), with the chat template
-/// of the file `template` instead of its own when given.
+/// Loads the model directory `dir` (tokenizer and chat template), or a GGUF file's
+/// tokenizer and chat template (the embedded model's), with the chat template of the file
+/// `template` instead of its own when given.
 pub fn load_model(dir: &Path, template: Option<&Path>) -> Result<ChatModel> {
-    let model = ChatModel::from_dir(dir)
-        .with_context(|| format!("cannot load the tokenizer from {}", dir.display()))?;
+    let model = match dir
+        .extension()
+        .is_some_and(|ext| ext.eq_ignore_ascii_case("gguf"))
+    {
+        true => gguf_model(dir)?,
+        false => ChatModel::from_dir(dir)
+            .with_context(|| format!("cannot load the tokenizer from {}", dir.display()))?,
+    };
     match template {
         Some(path) => model
             .with_template_file(path)
             .with_context(|| format!("cannot use the chat template {}", path.display())),
         None => Ok(model),
     }
+}
+
+/// The tokenizer and chat template of the GGUF file `path`.
+#[cfg(feature = "gguf")]
+fn gguf_model(path: &Path) -> Result<ChatModel> {
+    swerve_embedded::chat_model(path)
+        .with_context(|| format!("cannot load the tokenizer from {}", path.display()))
+}
+
+/// Without the embedded model's code, GGUF files cannot be read.
+#[cfg(not(feature = "gguf"))]
+fn gguf_model(path: &Path) -> Result<ChatModel> {
+    anyhow::bail!(
+        "{} is a GGUF file, and this swerve was built without the `embedded` feature that \
+         reads them; give the model's directory (tokenizer.json, tokenizer_config.json) instead",
+        path.display()
+    )
 }
 
 /// The policy that keeps the reasoning of `window`, sent inline.

@@ -666,3 +666,41 @@ fn the_compression_bonus_is_computed_online_with_the_models_tokenizer() {
         Some(0.2 * rate.min(0.55))
     );
 }
+
+/// The compression bonus counted with a GGUF file's own tokenizer and chat template (the
+/// embedded model's, SmolLM2-135M-Instruct): `reward.tokenizer = FILE.gguf` online gives the
+/// rate `swerve context reward --tokenizer FILE.gguf` measures afterwards, and not the rate
+/// Qwen3's tokenizer gives, so the model's own tokenizer is the one counting.
+#[cfg(feature = "embedded")]
+#[test]
+fn the_compression_bonus_counts_with_a_gguf_files_own_tokenizer() {
+    if !crate::embedded::model_present() {
+        return;
+    }
+    let gguf = swerve_embedded::default_model_path();
+    let gguf = gguf.to_str().unwrap();
+    let run = Run::agile(
+        "1",
+        &[
+            "--set",
+            "reward.compression_weight=0.2",
+            "--set",
+            &format!("reward.tokenizer={gguf}"),
+        ],
+    );
+    let outcome = run.trajectory(0).outcome.unwrap();
+    let recorded = &outcome.extra["compression_reward"];
+    let rate = recorded["compression_rate"].as_f64().unwrap();
+    assert!(rate > 0.0, "{recorded}");
+    assert_eq!(
+        rate,
+        offline_rate(&run, run.file(0), &["--tokenizer", gguf])
+    );
+    let qwen = offline_rate(&run, run.file(0), &["--tokenizer", &dir("qwen3")]);
+    assert_ne!(rate, qwen, "the GGUF file's tokenizer counts, not Qwen3's");
+    // Eq. 4 (§2.3) with β = 0.2 and γ = 0.55.
+    assert_eq!(
+        outcome.extra["reward"]["compression_bonus"].as_f64(),
+        Some(0.2 * rate.min(0.55))
+    );
+}

@@ -12,7 +12,7 @@ use common::{RunArgs, json_lines, stderr, succeeded, swerve};
 
 /// Whether the default model is there; a test without it is skipped with a message (and
 /// fails when SWERVE_REQUIRE_EMBEDDED_MODEL is set).
-fn model_present() -> bool {
+pub fn model_present() -> bool {
     let path = swerve_embedded::default_model_path();
     if !path.is_file() {
         assert!(
@@ -177,4 +177,35 @@ fn edit_bench_runs_the_embedded_model_as_its_editor() {
     assert_eq!(results[0]["instance_id"], "rename");
     assert!(results[0]["status"].is_string(), "{}", results[0]);
     assert!(results[0]["usage"]["prompt_tokens"].as_u64().unwrap() > 20);
+}
+
+/// With the embedded model as the agent, the compression bonus needs no tokenizer setting:
+/// the model's own GGUF file counts (before, such a run was refused for want of
+/// `reward.tokenizer`). The rollout runs and is graded; unresolved, it gets no bonus.
+#[test]
+fn the_embedded_model_counts_its_own_compression_rate() {
+    if !model_present() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let out = cache.path().join("run");
+    let id = "swerve-examples__calc-1";
+    let output = RunArgs::new(&out)
+        .model("embedded")
+        .args(["--preset", "agile", "--max-steps", "1", "--eval"])
+        .set("reward.compression_weight=0.2")
+        .set("model.sampling.seed=1")
+        .set("model.sampling.max_tokens=16")
+        .args([id])
+        .run(cache.path());
+    let printed = stderr(&output);
+    assert!(output.status.success(), "{printed}");
+    let lines = json_lines(&out.join(format!("trajectories/{id}__0.jsonl")));
+    let outcome = lines.iter().find(|line| line["type"] == "outcome").unwrap();
+    assert_eq!(outcome["reward"], 0.0, "{outcome}");
+    assert!(outcome["extra"]["reward"].is_object(), "{outcome}");
+    assert!(
+        outcome["extra"].get("compression_reward").is_none(),
+        "{outcome}"
+    );
 }
