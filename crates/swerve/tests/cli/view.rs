@@ -1,0 +1,427 @@
+//! `swerve view` in a real headless browser (Debian's `chromium`, driven over the DevTools
+//! protocol; the tests skip without it unless `SWERVE_REQUIRE_BROWSER=1`): the bundled
+//! replay run's page and trajectories, an imported mini-swe-agent trajectory, a hostile
+//! trajectory whose text must stay text, live updates of a run being written, the static
+//! export opened from disk, and the access rules off loopback.
+//!
+//! Screenshots of the main pages are saved under `$CARGO_TARGET_DIR/artifacts/view/`
+//! (`target/artifacts/view/` by default), which CI keeps as artifacts.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use swerve_core::tool_call::ToolCall;
+use swerve_core::trajectory::import::detect_and_import;
+use swerve_core::trajectory::{
+    ExitReason, Header, Outcome, Step, TrajectoryWriter, Usage, read_trajectory,
+};
+use swerve_testing::Browser;
+use swerve_testing::browser::Page;
+
+use crate::common::{RunArgs, http, root, succeeded, swerve};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// A running `swerve view`; killed when dropped.
+struct View {
+    child: Child,
+    /// `http://127.0.0.1:PORT/`, with the token query when one was printed.
+    url: String,
+    address: String,
+}
+
+impl View {
+    fn start(paths: &[&Path], extra: &[&str]) -> View {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_swerve"))
+            .arg("view")
+            .args(paths)
+            .args(extra)
+            .env_remove("RUST_LOG")
+            .env_remove("SWERVE_VIEW_TOKEN")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("swerve view: listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_owned();
+        let address = url
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap()
+            .to_owned();
+        View {
+            child,
+            url,
+            address,
+        }
+    }
+
+    /// The page at `route` (`#/run/0`, …), on the loopback address.
+    fn at(&self, route: &str) -> String {
+        format!("{}{route}", self.url)
+    }
+}
+
+impl Drop for View {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Where screenshots go: `$CARGO_TARGET_DIR/artifacts/view/NAME.png`.
+fn artifact(name: &str) -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    target.join("artifacts/view").join(format!("{name}.png"))
+}
+
+/// Opens `url` and waits until page `name` has rendered.
+fn open(page: &mut Page, url: &str, name: &str) {
+    page.navigate(url);
+    page.wait_for(
+        &format!("document.body.getAttribute('data-page') === '{name}'"),
+        WAIT,
+    );
+}
+
+fn count(page: &mut Page, selector: &str) -> usize {
+    page.eval(&format!("document.querySelectorAll({selector:?}).length"))
+        .as_u64()
+        .unwrap() as usize
+}
+
+fn texts(page: &mut Page, selector: &str) -> Vec<String> {
+    let value = page.eval(&format!(
+        "Array.from(document.querySelectorAll({selector:?}), e => e.textContent)"
+    ));
+    serde_json::from_value(value).unwrap()
+}
+
+fn no_errors(page: &Page) {
+    assert!(page.errors().is_empty(), "{:#?}", page.errors());
+}
+
+#[test]
+fn the_replay_run_and_its_trajectories_render_in_the_browser() {
+    let Some(browser) = Browser::start() else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("run");
+    succeeded(
+        &RunArgs::new(&out)
+            .model("replay")
+            .args(["--eval"])
+            .run(scratch.path()),
+    );
+    let mut expected: Vec<(String, String, usize)> = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(out.join("trajectories"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    for file in &files {
+        let read = read_trajectory(file).unwrap().trajectory;
+        let reason = read.outcome.unwrap().exit_reason.as_str().to_owned();
+        expected.push((read.header.id, reason, read.steps.len()));
+    }
+    assert_eq!(expected.len(), 8);
+    let view = View::start(&[&out], &["--listen", "127.0.0.1:0"]);
+    let mut page = browser.page();
+
+    open(&mut page, &view.at("#/"), "index");
+    assert_eq!(count(&mut page, "#runs tbody tr"), 1);
+    page.screenshot(&artifact("view-index"));
+
+    open(&mut page, &view.at("#/run/0"), "run");
+    assert_eq!(count(&mut page, "tr.rollout"), 8);
+    let shown: Vec<(String, String)> = serde_json::from_value(page.eval(
+        "Array.from(document.querySelectorAll('tr.rollout'), r => [r.cells[0].textContent, r.cells[2].textContent])",
+    ))
+    .unwrap();
+    let wanted: Vec<(String, String)> = expected
+        .iter()
+        .map(|(id, reason, _)| (id.clone(), reason.clone()))
+        .collect();
+    assert_eq!(shown, wanted);
+    // Every demonstration resolves its task: pass@1 is 100%.
+    assert_eq!(texts(&mut page, "tr.rollout td:nth-child(4)"), ["✔"; 8]);
+    assert_eq!(texts(&mut page, "#pass-at-k td:nth-child(2)"), ["100.0%"]);
+    page.screenshot(&artifact("view-run"));
+
+    // Sorting by steps puts the longest first on the second click; filtering narrows.
+    page.eval("document.querySelector('th[data-key=steps]').click()");
+    page.eval("document.querySelector('th[data-key=steps]').click()");
+    let longest = expected.iter().max_by_key(|(_, _, steps)| *steps).unwrap();
+    let first_steps = texts(&mut page, "tr.rollout td:nth-child(5)")[0].clone();
+    assert_eq!(first_steps, longest.2.to_string());
+    page.eval(&format!(
+        "const f = document.getElementById('filter'); f.value = {:?}; f.dispatchEvent(new Event('input'))",
+        longest.0
+    ));
+    assert_eq!(count(&mut page, "tr.rollout"), 1);
+
+    // The longest trajectory: every step, one context point per step.
+    let stem = longest.0.clone();
+    open(&mut page, &view.at(&format!("#/traj/r0%3A{stem}")), "traj");
+    let steps = longest.2;
+    assert_eq!(count(&mut page, "section.step"), steps);
+    assert_eq!(
+        count(&mut page, "#chart-context g[data-series=window] circle.pt"),
+        steps
+    );
+    assert_eq!(
+        texts(&mut page, "#outcome h2")[0],
+        "Final patch",
+        "the outcome is shown"
+    );
+    assert!(
+        count(&mut page, "#outcome pre.diff span.add") > 0,
+        "the patch is a coloured diff"
+    );
+    assert!(count(&mut page, "#tests-FAIL_TO_PASS tr.pass") > 0);
+    assert_eq!(count(&mut page, "#tests-FAIL_TO_PASS tr.fail"), 0);
+    assert_eq!(
+        count(&mut page, "#test-log pre"),
+        1,
+        "the graded run kept its test log"
+    );
+    page.screenshot(&artifact("view-trajectory"));
+    page.eval("document.getElementById('steps').scrollIntoView()");
+    page.screenshot(&artifact("view-steps"));
+    page.eval("window.scrollTo(0, 0)");
+
+    // Two runs side by side (the same run twice: every row agrees).
+    let two = View::start(&[&out, &out], &["--listen", "127.0.0.1:0"]);
+    open(&mut page, &two.at("#/compare/0/1"), "compare");
+    assert_eq!(
+        count(&mut page, "#compare tbody tr"),
+        8,
+        "{}",
+        page.eval("document.body.innerText")
+    );
+    assert_eq!(count(&mut page, "#compare tr.differs"), 0);
+    page.screenshot(&artifact("view-compare"));
+    no_errors(&page);
+}
+
+/// A swerve trajectory whose model output and observations carry markup that would run if
+/// it were ever parsed as HTML: it must show as text, and nothing may run.
+fn write_hostile(path: &Path) {
+    const SCRIPT: &str = "<script>window.__pwned = 1; document.title = 'pwned'</script>";
+    const IMG: &str = "\"><img src=x onerror=\"window.__pwned = 2; document.title = 'pwned'\">";
+    let mut header = Header::new(format!("hostile{IMG}"), format!("evil__repo-1{SCRIPT}"));
+    header.config = serde_json::json!({"model": {"name": IMG}});
+    let mut writer = TrajectoryWriter::create(path, &header).unwrap();
+    for index in 0..3 {
+        let mut step = Step::new(index, format!("thinking {SCRIPT}"));
+        step.reasoning = Some(format!("reasoning {IMG}"));
+        let mut call = ToolCall::new(format!("bash{IMG}"));
+        call.arguments
+            .insert("command".into(), Value::from(format!("echo '{SCRIPT}'")));
+        step.tool_call = Some(call);
+        step.observation = Some(format!("{SCRIPT}\n{IMG}\n<b>bold</b>"));
+        step.usage = Some(Usage {
+            prompt_tokens: 100 * (index as u64 + 1),
+            completion_tokens: 20,
+            ..Usage::default()
+        });
+        if index == 1 {
+            step.tool_call = None;
+            step.format_error = Some(format!("no call in {IMG}"));
+        }
+        writer.append_step(&step).unwrap();
+    }
+    let mut outcome = Outcome::new(
+        ExitReason::Submitted,
+        format!("diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-{SCRIPT}\n+{IMG}\n"),
+    );
+    outcome.exit_detail = Some(IMG.into());
+    outcome.eval_report = Some(serde_json::json!({
+        "resolved": false,
+        "tests_status": {"FAIL_TO_PASS": {"success": [SCRIPT], "failure": [IMG]}}
+    }));
+    writer.finish(&outcome).unwrap();
+}
+
+/// Nothing of the payloads ran, and they are on the page as text.
+fn assert_inert(page: &mut Page) {
+    // The `<img onerror>` would fire once its (missing) image fails: give it the time.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(page.eval("typeof window.__pwned"), "undefined");
+    assert_eq!(page.eval("document.title"), "swerve view");
+    assert_eq!(count(page, "#main img, #main script, #main b"), 0);
+    let text = page.eval("document.getElementById('main').textContent");
+    let text = text.as_str().unwrap();
+    assert!(text.contains("<script>window.__pwned = 1;"), "{text}");
+    assert!(text.contains("<img src=x onerror="), "{text}");
+}
+
+#[test]
+fn imported_and_hostile_trajectories_render_as_text() {
+    let Some(browser) = Browser::start() else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let mini = root().join(
+        "crates/swerve-core/tests/fixtures/trajectories/mini-swe-agent.pytest-dev__pytest-7432.traj.json",
+    );
+    let mini_steps = detect_and_import(&mini).unwrap()[0].steps.len();
+    let hostile = scratch.path().join("hostile.jsonl");
+    write_hostile(&hostile);
+    let view = View::start(&[&mini, &hostile], &["--listen", "127.0.0.1:0"]);
+    let mut page = browser.page();
+
+    open(&mut page, &view.at("#/traj/f0%3A0"), "traj");
+    assert_eq!(count(&mut page, "section.step"), mini_steps);
+    assert_eq!(
+        count(&mut page, "#chart-context g[data-series=window] circle.pt"),
+        mini_steps
+    );
+    // The report next to the file grades it: its FAIL_TO_PASS tests are listed.
+    assert!(count(&mut page, "#tests-FAIL_TO_PASS tr") > 0);
+    page.screenshot(&artifact("view-mini-swe-agent"));
+
+    open(&mut page, &view.at("#/traj/f1%3A0"), "traj");
+    assert_eq!(count(&mut page, "section.step"), 3);
+    assert_eq!(count(&mut page, "section.step.has-format-error"), 1);
+    assert_inert(&mut page);
+    open(&mut page, &view.at("#/"), "index");
+    assert_inert(&mut page);
+    no_errors(&page);
+
+    // The same pages exported, opened from disk.
+    let export = scratch.path().join("export");
+    let output = swerve(
+        scratch.path(),
+        &[
+            "view",
+            mini.to_str().unwrap(),
+            hostile.to_str().unwrap(),
+            "--export",
+            export.to_str().unwrap(),
+        ],
+    );
+    assert!(succeeded(&output).contains("2 trajectories"));
+    let file_url = format!("file://{}/index.html", export.display());
+    open(&mut page, &format!("{file_url}#/traj/f1%3A0"), "traj");
+    assert_eq!(count(&mut page, "section.step"), 3);
+    assert_inert(&mut page);
+    open(&mut page, &format!("{file_url}#/traj/f0%3A0"), "traj");
+    assert_eq!(count(&mut page, "section.step"), mini_steps);
+    no_errors(&page);
+}
+
+#[test]
+fn a_run_being_written_updates_live() {
+    let Some(browser) = Browser::start() else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let run = scratch.path().join("run");
+    std::fs::create_dir_all(run.join("trajectories")).unwrap();
+    let path = run.join("trajectories/octo__hello-1__0.jsonl");
+    let mut writer =
+        TrajectoryWriter::create(&path, &Header::new("octo__hello-1__0", "octo__hello-1")).unwrap();
+    writer.append_step(&Step::new(0, "first")).unwrap();
+    let view = View::start(&[&run], &["--listen", "127.0.0.1:0"]);
+    let mut page = browser.page();
+
+    open(&mut page, &view.at("#/run/0"), "run");
+    assert_eq!(texts(&mut page, "tr.rollout td:nth-child(3)"), ["running"]);
+    open(&mut page, &view.at("#/traj/r0%3Aocto__hello-1__0"), "traj");
+    assert_eq!(count(&mut page, "section.step"), 1);
+    assert_eq!(
+        page.eval("document.getElementById('live').textContent"),
+        "● live"
+    );
+
+    writer.append_step(&Step::new(1, "second")).unwrap();
+    writer.append_step(&Step::new(2, "third")).unwrap();
+    page.wait_for(
+        "document.querySelectorAll('section.step').length === 3",
+        WAIT,
+    );
+    writer
+        .finish(&Outcome::new(ExitReason::MaxSteps, ""))
+        .unwrap();
+    page.wait_for(
+        "document.querySelector('.cards .badge').textContent === 'max_steps'",
+        WAIT,
+    );
+    assert_eq!(page.eval("document.getElementById('live').textContent"), "");
+    no_errors(&page);
+}
+
+/// One request with an explicit `Host`; the status code.
+fn status_with_host(address: &str, path: &str, host: &str) -> u16 {
+    let mut stream = TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn off_loopback_a_token_is_required_and_on_loopback_only_loopback_names_are_served() {
+    let scratch = tempfile::tempdir().unwrap();
+    let run = scratch.path().join("run");
+    std::fs::create_dir_all(run.join("trajectories")).unwrap();
+
+    let open_view = View::start(&[&run], &["--listen", "0.0.0.0:0"]);
+    let token = open_view.url.split("?token=").nth(1).unwrap().to_owned();
+    assert_eq!(token.len(), 32);
+    let port = open_view.address.rsplit(':').next().unwrap();
+    let address = format!("127.0.0.1:{port}");
+    assert_eq!(http(&address, "GET", "/api/index", None, None).status, 401);
+    let answer = http(&address, "GET", "/api/index", Some(&token), None);
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.body["runs"][0]["rollouts"], 0);
+    let policy = answer.header("content-security-policy").unwrap();
+    assert!(policy.contains("script-src 'self'") && !policy.contains("unsafe-inline"));
+    // The page and its assets hold no data and need no token.
+    assert_eq!(http(&address, "GET", "/app.js", None, None).status, 200);
+
+    let local = View::start(&[&run], &["--listen", "127.0.0.1:0"]);
+    assert_eq!(
+        status_with_host(&local.address, "/api/index", "localhost"),
+        200
+    );
+    assert_eq!(
+        status_with_host(&local.address, "/api/index", "rebound.example:80"),
+        403
+    );
+    assert_eq!(
+        status_with_host(
+            &local.address,
+            "/api/traj/r0%3A..%2F..%2Fetc%2Fpasswd",
+            "localhost"
+        ),
+        404
+    );
+
+    let output = swerve(
+        scratch.path(),
+        &["view", scratch.path().join("nothing").to_str().unwrap()],
+    );
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("nothing"));
+}
