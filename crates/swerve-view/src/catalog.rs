@@ -14,8 +14,8 @@ use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use anyhow::{Context, Result, bail};
-use swerve_core::trajectory::Trajectory;
 use swerve_core::trajectory::import::detect_and_import;
+use swerve_core::trajectory::{Trajectory, read_trajectory};
 
 /// The runs and files given to `swerve view`.
 #[derive(Debug)]
@@ -159,9 +159,30 @@ impl Catalog {
         files
     }
 
-    /// The trajectories in `path`, read again only when the file changed; the error text
-    /// names the file, line and field.
-    pub fn read(&self, path: &Path) -> Arc<Result<Vec<Trajectory>, String>> {
+    /// The trajectory of a run's file (swerve's format: errors name the line and field),
+    /// read again only when the file changed.
+    pub fn read_run_file(&self, path: &Path) -> Arc<Result<Vec<Trajectory>, String>> {
+        self.read(path, |path| {
+            read_trajectory(path)
+                .map(|read| vec![read.trajectory])
+                .map_err(|error| error.to_string())
+        })
+    }
+
+    /// The trajectories of a loose file in any format `swerve traj convert` reads, read
+    /// again only when the file changed.
+    pub fn read_file(&self, path: &Path) -> Arc<Result<Vec<Trajectory>, String>> {
+        self.read(path, |path| {
+            detect_and_import(path).map_err(|error| error.to_string())
+        })
+    }
+
+    /// What `parse` makes of `path`, cached by the file's size and modification time.
+    fn read(
+        &self,
+        path: &Path,
+        parse: impl FnOnce(&Path) -> Result<Vec<Trajectory>, String>,
+    ) -> Arc<Result<Vec<Trajectory>, String>> {
         let stamp = std::fs::metadata(path).ok().map(|metadata| Stamp {
             len: metadata.len(),
             modified: metadata.modified().ok(),
@@ -171,7 +192,7 @@ impl Catalog {
         {
             return cached.read.clone();
         }
-        let read = Arc::new(detect_and_import(path).map_err(|error| error.to_string()));
+        let read = Arc::new(parse(path));
         if let Some(stamp) = stamp {
             self.lock().insert(
                 path.to_owned(),
@@ -186,7 +207,7 @@ impl Catalog {
 
     /// The trajectory `key` names, or a message saying why there is none.
     pub fn trajectory(&self, key: &Key) -> Result<Trajectory, String> {
-        let (path, n) = match key {
+        let (read, n) = match key {
             Key::Run { run, stem } => {
                 let path = self
                     .run_files(*run)
@@ -194,17 +215,17 @@ impl Catalog {
                     .find(|(name, _)| name == stem)
                     .map(|(_, path)| path)
                     .ok_or_else(|| format!("no trajectory {key}"))?;
-                (path, 0)
+                (self.read_run_file(&path), 0)
             }
-            Key::File { file, n } => (
-                self.files
+            Key::File { file, n } => {
+                let path = self
+                    .files
                     .get(*file)
-                    .cloned()
-                    .ok_or_else(|| format!("no trajectory {key}"))?,
-                *n,
-            ),
+                    .ok_or_else(|| format!("no trajectory {key}"))?;
+                (self.read_file(path), *n)
+            }
         };
-        match self.read(&path).as_ref() {
+        match read.as_ref() {
             Ok(trajectories) => trajectories
                 .get(n)
                 .cloned()

@@ -164,7 +164,7 @@ pub fn index(catalog: &Catalog) -> Index {
         .iter()
         .enumerate()
         .map(|(file, path)| {
-            let read = catalog.read(path);
+            let read = catalog.read_file(path);
             let (rows, error) = match read.as_ref() {
                 Ok(trajectories) => (
                     trajectories
@@ -194,7 +194,7 @@ pub fn run(catalog: &Catalog, run: usize) -> Option<RunView> {
         .into_iter()
         .map(|(stem, path)| {
             let key = Key::Run { run, stem };
-            match catalog.read(&path).as_ref() {
+            match catalog.read_run_file(&path).as_ref() {
                 Ok(trajectories) if !trajectories.is_empty() => row(key, &trajectories[0]),
                 Ok(_) => unreadable(key, "no trajectory in the file".into()),
                 Err(error) => unreadable(key, error.clone()),
@@ -370,6 +370,32 @@ mod tests {
         row.status = "submitted".into();
         row.resolved = Some(resolved);
         row
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_trajectory_is_a_row_saying_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let trajectories = dir.path().join("run/trajectories");
+        std::fs::create_dir_all(&trajectories).unwrap();
+        std::fs::write(
+            trajectories.join("a__0.jsonl"),
+            "{\"type\":\"header\",\"schema_version\":1,\"id\":\"a__0\",\"instance_id\":\"a\",\"config\":null}\n{\"type\":\"step\"}\n",
+        )
+        .unwrap();
+        let catalog = Catalog::new(&[dir.path().join("run")]).unwrap();
+        let page = run(&catalog, 0).unwrap();
+        let row = &page.rows[0];
+        assert_eq!(
+            (row.status.as_str(), row.instance_id.as_str()),
+            ("unreadable", "a")
+        );
+        let error = row.error.as_deref().unwrap();
+        assert!(
+            error.contains("a__0.jsonl") && error.contains("line 2"),
+            "{error}"
+        );
+        assert!(page.live, "no summary.json yet");
+        assert_eq!(page.totals.finished, 0);
     }
 
     #[test]

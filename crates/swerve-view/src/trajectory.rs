@@ -19,8 +19,9 @@ use std::path::Path;
 
 use serde::Serialize;
 use serde_json::Value;
+use swerve_core::trajectory::turn::REASONING_TAGS;
 use swerve_core::trajectory::{
-    Message, MessagesSent, Outcome, Step, SubTrajectory, Timings, Trajectory, Usage,
+    Content, Message, MessagesSent, Outcome, Step, SubTrajectory, Timings, Trajectory, Usage,
 };
 
 use crate::catalog::{Catalog, Key};
@@ -65,8 +66,13 @@ pub struct StepView {
     pub new_messages: Option<Vec<Message>>,
     /// How many messages the request held.
     pub request_messages: Option<usize>,
-    /// Earlier messages whose reasoning this request dropped (SWE-AGILE's window sliding).
+    /// Earlier messages whose reasoning this request dropped (SWE-AGILE's window sliding,
+    /// with the reasoning in its own field).
     pub dropped_reasoning: usize,
+    /// Messages of the request it was built from that this one changed or left out (the
+    /// window sliding over reasoning kept inline, or a condensed history); they are among
+    /// `new_messages` again when changed.
+    pub rewritten: usize,
     /// The answer as returned.
     pub response_text: String,
     /// The reasoning.
@@ -114,16 +120,28 @@ struct Size {
 }
 
 impl Size {
+    /// Reasoning is the `reasoning_content` and a reasoning block the content starts with
+    /// (how SWE-AGILE keeps the last turns' reasoning inline).
     fn of(message: &Message) -> Size {
-        let reasoning = message.reasoning_content.as_ref().map_or(0, |r| r.len());
-        let content = message.content.as_ref().map_or(0, |c| c.text().len());
+        let text = message
+            .content
+            .as_ref()
+            .map(Content::text)
+            .unwrap_or_default();
+        let inline = REASONING_TAGS.iter().find_map(|(open, close)| {
+            let body = text.trim_start().strip_prefix(open)?;
+            Some(body.find(close)?)
+        });
+        let separate = message.reasoning_content.as_ref().map_or(0, String::len);
+        let reasoning = separate + inline.unwrap_or(0);
+        let content = text.len();
         let calls: usize = message
             .tool_calls
             .iter()
             .map(|call| call.function.name.len() + call.function.arguments.len())
             .sum();
         Size {
-            chars: content + reasoning + calls,
+            chars: content + separate + calls,
             reasoning,
         }
     }
@@ -215,6 +233,7 @@ pub fn view(key: String, trajectory: Trajectory, test_log: Option<String>) -> Tr
 struct Request {
     new_messages: Vec<Message>,
     dropped_reasoning: usize,
+    rewritten: usize,
     sizes: Vec<Size>,
 }
 
@@ -236,6 +255,7 @@ fn requests(prompt: &[Message], prompt_sizes: &[Size], steps: &[Step]) -> Vec<Op
                 let request = Request {
                     new_messages: messages[common..].to_vec(),
                     dropped_reasoning: 0,
+                    rewritten: previous.len() - common,
                     sizes: messages.iter().map(Size::of).collect(),
                 };
                 previous = messages.clone();
@@ -262,6 +282,7 @@ fn requests(prompt: &[Message], prompt_sizes: &[Size], steps: &[Step]) -> Vec<Op
                     Request {
                         new_messages: delta.append.clone(),
                         dropped_reasoning: delta.drop_reasoning.len(),
+                        rewritten: base.len() - delta.keep,
                         sizes,
                     }
                 })
@@ -324,19 +345,21 @@ fn tokens_per_char(steps: &[Step], chars: &[(usize, usize)]) -> f64 {
 }
 
 fn step_view(step: Step, request: Option<Request>, context: Context) -> StepView {
-    let (new_messages, request_messages, dropped_reasoning) = match request {
+    let (new_messages, request_messages, dropped_reasoning, rewritten) = match request {
         Some(request) => (
             Some(request.new_messages),
             Some(request.sizes.len()),
             request.dropped_reasoning,
+            request.rewritten,
         ),
-        None => (None, None, 0),
+        None => (None, None, 0, 0),
     };
     StepView {
         index: step.index,
         new_messages,
         request_messages,
         dropped_reasoning,
+        rewritten,
         response_text: step.response_text,
         reasoning: step.reasoning,
         digest: step.digest,
@@ -459,6 +482,15 @@ mod tests {
         assert_eq!(test_log(run.path(), "a__0", "a").as_deref(), Some("PASSED"));
         assert_eq!(test_log(run.path(), "..", "a"), None);
         assert_eq!(test_log(run.path(), "a__0/a", "."), None);
+    }
+
+    #[test]
+    fn reasoning_kept_inline_counts_as_reasoning() {
+        let inline = message(Role::Assistant, "<think>\nabc\n</think>\n\ncall");
+        let size = Size::of(&inline);
+        assert_eq!((size.chars, size.reasoning), (26, 5));
+        let plain = Size::of(&message(Role::Assistant, "no <think> here"));
+        assert_eq!(plain.reasoning, 0);
     }
 
     #[test]

@@ -439,6 +439,7 @@
     if (s.cost !== undefined && s.cost !== null) badges.push(el('span', { className: 'chip' }, cost(s.cost)));
     if (s.format_error) badges.push(el('span', { className: 'chip bad' }, 'format error'));
     if (s.error) badges.push(el('span', { className: 'chip bad' }, 'error'));
+    if (s.rewritten) badges.push(el('span', { className: 'chip window' }, s.rewritten + ' earlier message' + (s.rewritten > 1 ? 's' : '') + ' rewritten'));
     if (s.dropped_reasoning) badges.push(el('span', { className: 'chip window' }, 'reasoning dropped from ' + s.dropped_reasoning + ' earlier turn' + (s.dropped_reasoning > 1 ? 's' : '')));
     if (s.subagents.length) badges.push(el('span', { className: 'chip' }, s.subagents.length + ' subagent' + (s.subagents.length > 1 ? 's' : '')));
     const id = 'step-' + s.index;

@@ -22,7 +22,10 @@ use swerve_core::trajectory::{
 use swerve_testing::Browser;
 use swerve_testing::browser::Page;
 
-use crate::common::{RunArgs, http, root, succeeded, swerve};
+use crate::common::{
+    Replies, RunArgs, assistant_turns, completion, demo_turn, http, root, succeeded, swerve,
+};
+use swerve_testing::{ModelServer, Reply};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -216,6 +219,106 @@ fn the_replay_run_and_its_trajectories_render_in_the_browser() {
     );
     assert_eq!(count(&mut page, "#compare tr.differs"), 0);
     page.screenshot(&artifact("view-compare"));
+    no_errors(&page);
+}
+
+/// A loopback model answering each bundled task with its demonstration in SWE-AGILE's
+/// structure (reasoning, digest, call), with a paragraph more of reasoning per turn, and
+/// reporting usage as a provider would: prompt tokens growing with the request (a
+/// quarter of its characters), completion tokens with the answer.
+fn agile_model() -> ModelServer {
+    const THOUGHT: &str = "Before acting I reread the failing behaviour, the function it goes \
+        through and the tests that pin it, then decide the smallest change that fixes it. ";
+    ModelServer::answering(|request| {
+        let turn = assistant_turns(&request.body, false);
+        let text = demo_turn(request.session(), turn, Replies::Agile).replacen(
+            "<think>\n",
+            &format!("<think>\n{}\n", THOUGHT.repeat(6)),
+            1,
+        );
+        let sent: usize = request.body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|message| message["content"].as_str().map_or(0, str::len))
+            .sum();
+        let mut body = completion(&text, false);
+        body["usage"] = serde_json::json!({
+            "prompt_tokens": sent / 4,
+            "completion_tokens": text.len() / 4,
+            "total_tokens": (sent + text.len()) / 4,
+        });
+        Reply::Json(200, body)
+    })
+}
+
+#[test]
+fn an_agile_run_shows_reasoning_digests_and_the_window_sliding() {
+    let Some(browser) = Browser::start() else {
+        return;
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let model = agile_model();
+    let out = scratch.path().join("agile");
+    succeeded(
+        &RunArgs::new(&out)
+            .args(["--preset", "agile-upstream", "--eval"])
+            .served("gpt-4o", &model.url())
+            .run(scratch.path()),
+    );
+    let view = View::start(&[&out], &["--listen", "127.0.0.1:0"]);
+    let mut page = browser.page();
+    open(&mut page, &view.at("#/run/0"), "run");
+    assert_eq!(count(&mut page, "tr.rollout"), 8);
+    // One point per step index of the longest rollout, for the mean and the maximum.
+    assert!(
+        count(
+            &mut page,
+            "#chart-run-context g[data-series=mean] circle.pt"
+        ) > 5
+    );
+    page.screenshot(&artifact("view-agile-run"));
+
+    let run = http(&view.address, "GET", "/api/run/0", None, None).body;
+    let longest = run["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .max_by_key(|row| row["steps"].as_u64())
+        .unwrap();
+    let key = longest["key"].as_str().unwrap();
+    let steps = longest["steps"].as_u64().unwrap() as usize;
+    open(
+        &mut page,
+        &view.at(&format!("#/traj/{}", key.replace(':', "%3A"))),
+        "traj",
+    );
+    assert_eq!(count(&mut page, "section.step"), steps);
+    assert_eq!(count(&mut page, "section.step details.reasoning"), steps);
+    assert_eq!(count(&mut page, "section.step details.digest"), steps);
+    for series in ["sent", "window", "full"] {
+        let points = format!("#chart-context g[data-series={series}] circle.pt");
+        assert_eq!(count(&mut page, &points), steps, "{series}");
+    }
+    // Under a window of one turn, each request re-sends the turn before without its
+    // reasoning: the context with all reasoning outgrows the one sent.
+    assert!(count(&mut page, "section.step .chip.window") > 0);
+    let trajectory = http(
+        &view.address,
+        "GET",
+        &format!("/api/traj/{}", key.replace(':', "%3A")),
+        None,
+        None,
+    )
+    .body;
+    let last = &trajectory["steps"][steps - 1]["context"];
+    assert!(last["full"].as_u64() > last["window"].as_u64(), "{last}");
+    page.screenshot(&artifact("view-agile-trajectory"));
+    page.eval(
+        "document.querySelector('section.step:nth-of-type(3) details.reasoning').open = true",
+    );
+    page.eval("document.querySelector('section.step:nth-of-type(3)').scrollIntoView(); window.scrollBy(0, -50)");
+    page.screenshot(&artifact("view-agile-steps"));
     no_errors(&page);
 }
 

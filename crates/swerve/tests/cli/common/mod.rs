@@ -184,7 +184,7 @@ pub fn start_with(behaviour: Behaviour, delay: Duration, replies: Replies) -> De
 
 /// The assistant turns a request holds: its assistant messages, or in a prompt rendered with
 /// a ChatML template (Qwen's), the assistant headers before the generation prompt's.
-fn assistant_turns(request: &Value, prompt_mode: bool) -> usize {
+pub fn assistant_turns(request: &Value, prompt_mode: bool) -> usize {
     if prompt_mode {
         let prompt = request["prompt"].as_str().unwrap_or("");
         return prompt
@@ -214,7 +214,7 @@ pub fn demo_calls(instance_id: &str) -> Vec<swerve_core::ToolCall> {
 }
 
 /// The `index`-th call of the demonstration of the session's task, rendered as XML.
-fn demo_turn(session: &str, index: usize, replies: Replies) -> String {
+pub fn demo_turn(session: &str, index: usize, replies: Replies) -> String {
     let calls = demo_calls(session_task(session));
     match (calls.get(index), replies) {
         (Some(call), Replies::Plain) => {
