@@ -130,7 +130,7 @@ impl Size {
             .unwrap_or_default();
         let inline = REASONING_TAGS.iter().find_map(|(open, close)| {
             let body = text.trim_start().strip_prefix(open)?;
-            Some(body.find(close)?)
+            body.find(close)
         });
         let separate = message.reasoning_content.as_ref().map_or(0, String::len);
         let reasoning = separate + inline.unwrap_or(0);
