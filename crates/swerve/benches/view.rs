@@ -10,16 +10,15 @@
 //! Run with `cargo bench -p swerve --bench view` (needs `chromium`); `SWERVE_BENCH_QUICK=1`
 //! repeats fewer times. Prints a Markdown table for `BENCHMARKS.md`.
 
-// The end-to-end tests' support, for `RunArgs` and `http`.
+// The end-to-end tests' support, for `RunArgs`, `View` and `http`.
 #[path = "../tests/cli/common/mod.rs"]
 #[allow(unused_imports)]
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{RunArgs, http, succeeded};
+use common::{RunArgs, View, http, succeeded};
 use swerve_core::trajectory::{
     Message, MessagesDelta, MessagesSent, Role, Trajectory, Usage, read_trajectory,
     write_trajectory,
@@ -64,25 +63,8 @@ fn main() {
     let long_file = long.join("trajectories/long__0.jsonl");
     write_trajectory(&long_file, &lengthen(&sources)).unwrap();
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_swerve"))
-        .args(["view", "--listen", "127.0.0.1:0"])
-        .args([&big, &long])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("swerve view: listening on ")
-        .unwrap()
-        .to_owned();
-    let address = url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_owned();
+    let view = View::start(&[&big, &long], &["--listen", "127.0.0.1:0"]);
+    let (url, address) = (view.url.clone(), view.address.clone());
     let mut page = browser.page();
 
     let mut rendered = |route: &str, check: &str| {
@@ -139,8 +121,7 @@ fn main() {
         durations.remove(0);
         Samples::from(durations)
     };
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(view);
 
     let mut report = Report::default();
     let run_what = format!("run page, {ROLLOUTS} rollouts: navigation to rendered table");

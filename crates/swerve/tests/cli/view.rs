@@ -7,10 +7,9 @@
 //! Screenshots of the main pages are saved under `$CARGO_TARGET_DIR/artifacts/view/`
 //! (`target/artifacts/view/` by default), which CI keeps as artifacts.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -23,66 +22,11 @@ use swerve_testing::Browser;
 use swerve_testing::browser::Page;
 
 use crate::common::{
-    Replies, RunArgs, assistant_turns, completion, demo_turn, http, root, succeeded, swerve,
+    Replies, RunArgs, View, assistant_turns, completion, demo_turn, http, root, succeeded, swerve,
 };
 use swerve_testing::{ModelServer, Reply};
 
 const WAIT: Duration = Duration::from_secs(30);
-
-/// A running `swerve view`; killed when dropped.
-struct View {
-    child: Child,
-    /// `http://127.0.0.1:PORT/`, with the token query when one was printed.
-    url: String,
-    address: String,
-}
-
-impl View {
-    fn start(paths: &[&Path], extra: &[&str]) -> View {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_swerve"))
-            .arg("view")
-            .args(paths)
-            .args(extra)
-            .env_remove("RUST_LOG")
-            .env_remove("SWERVE_VIEW_TOKEN")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("swerve view: listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_owned();
-        let address = url
-            .trim_start_matches("http://")
-            .split('/')
-            .next()
-            .unwrap()
-            .to_owned();
-        View {
-            child,
-            url,
-            address,
-        }
-    }
-
-    /// The page at `route` (`#/run/0`, …), on the loopback address.
-    fn at(&self, route: &str) -> String {
-        format!("{}{route}", self.url)
-    }
-}
-
-impl Drop for View {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// Where screenshots go: `$CARGO_TARGET_DIR/artifacts/view/NAME.png`.
 fn artifact(name: &str) -> PathBuf {

@@ -553,3 +553,60 @@ pub fn eventually(limit: Duration, mut condition: impl FnMut() -> bool) -> bool 
     }
     condition()
 }
+
+/// A running `swerve view`; killed when dropped.
+pub struct View {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT/`, with the token query when one was printed.
+    pub url: String,
+    /// `127.0.0.1:PORT` (or the address given to `--listen`).
+    pub address: String,
+}
+
+impl View {
+    /// `swerve view PATHS… EXTRA…`, once it printed its address.
+    pub fn start(paths: &[&Path], extra: &[&str]) -> View {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_swerve"))
+            .arg("view")
+            .args(paths)
+            .args(extra)
+            .env_remove("RUST_LOG")
+            .env_remove("SWERVE_VIEW_TOKEN")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("swerve view: listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_owned();
+        let address = url
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap()
+            .to_owned();
+        View {
+            child,
+            url,
+            address,
+        }
+    }
+
+    /// The page at `route` (`#/run/0`, …), on the loopback address.
+    pub fn at(&self, route: &str) -> String {
+        format!("{}{route}", self.url)
+    }
+}
+
+impl Drop for View {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
