@@ -16,7 +16,8 @@ use serde_json::Value;
 use swerve_core::tool_call::ToolCall;
 use swerve_core::trajectory::import::detect_and_import;
 use swerve_core::trajectory::{
-    ExitReason, Header, Outcome, Step, TrajectoryWriter, Usage, read_trajectory,
+    ExitReason, Header, Message, Outcome, Role, Step, SubTrajectory, SubagentCall,
+    TrajectoryWriter, Usage, read_trajectory,
 };
 use swerve_testing::Browser;
 use swerve_testing::browser::Page;
@@ -291,6 +292,23 @@ fn write_hostile(path: &Path) {
             step.tool_call = None;
             step.format_error = Some(format!("no call in {IMG}"));
         }
+        if index == 2 {
+            step.subagents = vec![SubTrajectory {
+                agent: "viewer".into(),
+                model: IMG.into(),
+                calls: vec![SubagentCall {
+                    messages: vec![Message::new(Role::User, SCRIPT)],
+                    response_text: IMG.into(),
+                    usage: Some(Usage {
+                        prompt_tokens: 50,
+                        completion_tokens: 5,
+                        ..Usage::default()
+                    }),
+                    ..SubagentCall::default()
+                }],
+                status: Some("applied".into()),
+            }];
+        }
         writer.append_step(&step).unwrap();
     }
     let mut outcome = Outcome::new(
@@ -346,6 +364,18 @@ fn imported_and_hostile_trajectories_render_as_text() {
     open(&mut page, &view.at("#/traj/f1%3A0"), "traj");
     assert_eq!(count(&mut page, "section.step"), 3);
     assert_eq!(count(&mut page, "section.step.has-format-error"), 1);
+    // The viewer subagent's call, expanded: its messages and answer, as text too.
+    assert_eq!(count(&mut page, "details.subagent"), 1);
+    page.eval("document.querySelectorAll('details.subagent, details.subagent details').forEach(d => d.open = true)");
+    let subagent = page.eval("document.querySelector('details.subagent').innerText");
+    assert!(subagent.as_str().unwrap().contains("viewer"), "{subagent}");
+    assert!(
+        subagent
+            .as_str()
+            .unwrap()
+            .contains("<script>window.__pwned = 1;"),
+        "{subagent}"
+    );
     assert_inert(&mut page);
     open(&mut page, &view.at("#/"), "index");
     assert_inert(&mut page);
@@ -370,6 +400,49 @@ fn imported_and_hostile_trajectories_render_as_text() {
     assert_inert(&mut page);
     open(&mut page, &format!("{file_url}#/traj/f0%3A0"), "traj");
     assert_eq!(count(&mut page, "section.step"), mini_steps);
+    no_errors(&page);
+}
+
+#[test]
+fn every_format_traj_convert_reads_renders_step_by_step() {
+    let Some(browser) = Browser::start() else {
+        return;
+    };
+    let fixtures = root().join("crates/swerve-core/tests/fixtures/trajectories");
+    let files: Vec<PathBuf> = [
+        "mini-swe-agent.pytest-dev__pytest-7432.traj.json",
+        "swe-agent.pydicom__pydicom-1458.traj",
+        "openhands.output.jsonl",
+        "r2e-gym.swe-rebench.jsonl",
+        "swe-dev.rft.jsonl",
+    ]
+    .iter()
+    .map(|name| fixtures.join(name))
+    .collect();
+    let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    let view = View::start(&paths, &["--listen", "127.0.0.1:0"]);
+    let mut page = browser.page();
+    open(&mut page, &view.at("#/"), "index");
+    let imported: Vec<_> = files
+        .iter()
+        .map(|file| detect_and_import(file).unwrap())
+        .collect();
+    let listed: usize = imported.iter().map(Vec::len).sum();
+    assert_eq!(count(&mut page, "tr.rollout"), listed);
+    for (at, trajectories) in imported.iter().enumerate() {
+        let last = trajectories.len() - 1;
+        open(
+            &mut page,
+            &view.at(&format!("#/traj/f{at}%3A{last}")),
+            "traj",
+        );
+        let steps = trajectories[last].steps.len();
+        assert_eq!(count(&mut page, "section.step"), steps, "{:?}", files[at]);
+        assert_eq!(
+            count(&mut page, "#chart-context g[data-series=window] circle.pt"),
+            steps
+        );
+    }
     no_errors(&page);
 }
 
