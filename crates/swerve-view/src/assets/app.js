@@ -388,6 +388,12 @@
       el('div', {}, el('h2', {}, 'Cost over steps'), lineChart('chart-cost', [
         { name: 'cost', label: 'cumulative cost ($)', values: cumulative(t.steps.map((s) => s.cost)) },
       ], 'step', 'dollars', 420))));
+    if (t.config !== null && t.config !== undefined) {
+      page.append(el('details', { id: 'config' }, el('summary', {}, 'Run configuration'), el('pre', {}, JSON.stringify(t.config, null, 2))));
+    }
+    if (Object.keys(t.extra).length) {
+      page.append(el('details', { id: 'extra' }, el('summary', {}, 'More about this trajectory'), el('pre', {}, JSON.stringify(t.extra, null, 2))));
+    }
     if (t.prompt.length) {
       page.append(el('details', { className: 'prompt', id: 'prompt' },
         el('summary', {}, 'Prompt: ' + t.prompt.length + ' messages'), t.prompt.map(message)));
