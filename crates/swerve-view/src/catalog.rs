@@ -273,6 +273,20 @@ mod tests {
     }
 
     #[test]
+    fn a_folder_of_runs_views_each_run_in_name_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for run in ["b", "a", "not-a-run"] {
+            std::fs::create_dir_all(dir.path().join(run)).unwrap();
+        }
+        for run in ["b", "a"] {
+            std::fs::create_dir_all(dir.path().join(run).join("trajectories")).unwrap();
+        }
+        let catalog = Catalog::new(&[dir.path().to_owned()]).unwrap();
+        assert_eq!(catalog.runs, [dir.path().join("a"), dir.path().join("b")]);
+        assert!(catalog.files.is_empty());
+    }
+
+    #[test]
     fn a_stem_names_only_a_listed_file() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("run/trajectories")).unwrap();
