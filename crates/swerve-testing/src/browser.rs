@@ -175,11 +175,19 @@ impl Page {
     }
 
     /// Polls `expression` every 10 ms until it is truthy and returns its value; panics after
-    /// `timeout`.
+    /// `timeout`. An expression that throws (the document is still loading: no `body` yet)
+    /// counts as not yet.
     pub fn wait_for(&mut self, expression: &str, timeout: Duration) -> Value {
         let started = Instant::now();
         loop {
-            let value = self.eval(expression);
+            let result = self.call(
+                "Runtime.evaluate",
+                json!({"expression": expression, "returnByValue": true, "awaitPromise": true}),
+            );
+            let value = match result.get("exceptionDetails") {
+                Some(_) => Value::Null,
+                None => result["result"]["value"].clone(),
+            };
             let truthy = !matches!(&value, Value::Null | Value::Bool(false))
                 && value != json!(0)
                 && value != json!("");

@@ -7,8 +7,9 @@
 //! 500 rollouts (ids `<instance>__<n>`), and its longest trajectory's steps cycled to 200
 //! steps, each request recorded as a delta of the previous one as swerve writes them.
 //!
-//! Run with `cargo bench -p swerve --bench view` (needs `chromium`); `SWERVE_BENCH_QUICK=1`
-//! repeats fewer times. Prints a Markdown table for `BENCHMARKS.md`.
+//! Run with `cargo bench -p swerve --no-default-features --bench view` (needs `chromium`;
+//! the viewer does not use the default features); `SWERVE_BENCH_QUICK=1` repeats fewer
+//! times. Prints a Markdown table for `BENCHMARKS.md`.
 
 // The end-to-end tests' support, for `RunArgs`, `View` and `http`.
 #[path = "../tests/cli/common/mod.rs"]
@@ -79,16 +80,17 @@ fn main() {
             page.wait_for(check, Duration::from_secs(60));
             durations.push(started.elapsed());
         }
-        durations.remove(0); // the first is the warm-up
-        Samples::from(durations)
+        // The first load reads and parses the files (the server's cache is cold).
+        let first = durations.remove(0);
+        (Samples::single(first), Samples::from(durations))
     };
-    let run_page = rendered(
+    let (run_cold, run_page) = rendered(
         "#/run/0",
         &format!(
             "document.body.getAttribute('data-page') === 'run' && document.querySelectorAll('tr.rollout').length === {ROLLOUTS}"
         ),
     );
-    let traj_page = rendered(
+    let (traj_cold, traj_page) = rendered(
         "#/traj/r1%3Along__0",
         &format!(
             "document.body.getAttribute('data-page') === 'traj' && document.querySelectorAll('section.step').length === {STEPS}"
@@ -121,6 +123,10 @@ fn main() {
         durations.remove(0);
         Samples::from(durations)
     };
+    let (run_bytes, traj_bytes) = (
+        size(&address, "/api/run/0"),
+        size(&address, "/api/traj/r1%3Along__0"),
+    );
     drop(view);
 
     let mut report = Report::default();
@@ -128,29 +134,49 @@ fn main() {
     report.row(&run_what, "swerve view in Chromium", &run_page, None);
     report.row(
         &run_what,
+        "swerve view in Chromium, first load (files parsed)",
+        &run_cold,
+        None,
+    );
+    report.row(
+        &run_what,
         "its JSON (`/api/run/0`) over HTTP, no browser (anchor)",
         &run_json,
-        Some(&run_page),
+        None,
     );
     let traj_what =
         format!("trajectory page, {STEPS} steps: navigation to rendered steps and charts");
     report.row(&traj_what, "swerve view in Chromium", &traj_page, None);
     report.row(
         &traj_what,
+        "swerve view in Chromium, first load (file parsed)",
+        &traj_cold,
+        None,
+    );
+    report.row(
+        &traj_what,
         "its JSON (`/api/traj/…`) over HTTP, no browser (anchor)",
         &traj_json,
-        Some(&traj_page),
+        None,
     );
     report.row(
         &traj_what,
         "`swerve traj show` of the same file, a process (anchor)",
         &show,
-        Some(&traj_page),
+        None,
     );
+    // The anchors are the faster side here: the ratios go into a note, page over anchor.
+    report.note(format!(
+        "the run page takes {:.1}× its JSON fetch; the trajectory page {:.1}× its JSON fetch \
+         and {:.1}× `swerve traj show`",
+        run_page.p50_ms() / run_json.p50_ms(),
+        traj_page.p50_ms() / traj_json.p50_ms(),
+        traj_page.p50_ms() / show.p50_ms()
+    ));
     report.note(format!(
         "run JSON {} KB, trajectory JSON {} KB, trajectory file {} KB",
-        size(&address, "/api/run/0") / 1024,
-        size(&address, "/api/traj/r1%3Along__0") / 1024,
+        run_bytes / 1024,
+        traj_bytes / 1024,
         std::fs::metadata(&long_file).unwrap().len() / 1024
     ));
     report.print();
