@@ -116,12 +116,19 @@
           last = text;
           const open = first ? [] : Array.from(document.querySelectorAll('details[open][id]'), (d) => d.id);
           const scroll = window.scrollY;
+          const focused = document.activeElement && document.activeElement.id;
           replaceMain(render(data));
           open.forEach((id) => {
             const details = document.getElementById(id);
             if (details) details.open = true;
           });
           if (!first) window.scrollTo(0, scroll);
+          // A redraw while typing in the filter keeps the caret where it was.
+          const again = focused && document.getElementById(focused);
+          if (!first && again) {
+            again.focus();
+            if (typeof again.value === 'string' && again.setSelectionRange) again.setSelectionRange(again.value.length, again.value.length);
+          }
         }
       } catch (error) {
         if (mine !== generation) return;

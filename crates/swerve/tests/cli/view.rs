@@ -463,14 +463,22 @@ fn a_run_being_written_updates_live() {
 
     open(&mut page, &view.at("#/run/0"), "run");
     assert_eq!(texts(&mut page, "tr.rollout td:nth-child(3)"), ["running"]);
+    // Typing in the filter survives the redraws a new step brings.
+    page.eval("const f = document.getElementById('filter'); f.focus(); f.value = 'octo'; f.dispatchEvent(new Event('input'))");
+    writer.append_step(&Step::new(1, "second")).unwrap();
+    page.wait_for(
+        "document.querySelector('tr.rollout td:nth-child(5)').textContent === '2'",
+        WAIT,
+    );
+    assert_eq!(page.eval("document.activeElement.id"), "filter");
+    assert_eq!(page.eval("document.getElementById('filter').value"), "octo");
     open(&mut page, &view.at("#/traj/r0%3Aocto__hello-1__0"), "traj");
-    assert_eq!(count(&mut page, "section.step"), 1);
+    assert_eq!(count(&mut page, "section.step"), 2);
     assert_eq!(
         page.eval("document.getElementById('live').textContent"),
         "● live"
     );
 
-    writer.append_step(&Step::new(1, "second")).unwrap();
     writer.append_step(&Step::new(2, "third")).unwrap();
     page.wait_for(
         "document.querySelectorAll('section.step').length === 3",
