@@ -12,6 +12,9 @@
 //! text (`textContent`), draws its charts as SVG, and runs under a Content-Security-Policy
 //! that forbids inline script. See `docs/view.md`.
 
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod assets;
 pub mod catalog;
 pub mod export;

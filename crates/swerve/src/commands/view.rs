@@ -28,7 +28,12 @@ pub fn run(args: ViewArgs) -> Result<ExitCode> {
         .to_socket_addrs()
         .ok()
         .and_then(|mut addresses| addresses.next())
-        .with_context(|| format!("--listen {}: not a host:port address", args.listen))?;
+        .with_context(|| {
+            format!(
+                "--listen {}: not a host:port address\nhint: for example 127.0.0.1:8765, or port 0 for a free one",
+                args.listen
+            )
+        })?;
     let token_given = args.token.is_some();
     let access = Access::for_address(&address, args.token)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
