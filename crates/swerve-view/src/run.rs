@@ -52,6 +52,10 @@ pub struct Row {
     pub error: Option<String>,
     /// Prompt tokens of each step (0 where not reported).
     pub context: Vec<u64>,
+    /// Completion tokens of each step (0 where not reported).
+    pub completion: Vec<u64>,
+    /// The main model's cost of each step (0 where not known).
+    pub step_costs: Vec<f64>,
 }
 
 /// Sums over a run's rows.
@@ -260,6 +264,11 @@ pub fn row(key: Key, trajectory: &Trajectory) -> Row {
             .iter()
             .map(|step| step.usage.map_or(0, |u| u.prompt_tokens))
             .collect(),
+        completion: steps
+            .iter()
+            .map(|step| step.usage.map_or(0, |u| u.completion_tokens))
+            .collect(),
+        step_costs: steps.iter().map(|step| step.cost.unwrap_or(0.0)).collect(),
     }
 }
 
@@ -288,6 +297,8 @@ fn unreadable(key: Key, error: String) -> Row {
         patch_lines: 0,
         error: Some(error),
         context: Vec::new(),
+        completion: Vec::new(),
+        step_costs: Vec::new(),
     }
 }
 

@@ -257,6 +257,13 @@
         atKTable(run)));
       page.append(el('h2', {}, 'Context per step, across the run'));
       page.append(runContextChart(run.rows));
+      page.append(el('div', { className: 'row' },
+        el('div', {}, el('h2', {}, 'Completion tokens per step, across the run'), lineChart('chart-run-tokens', [
+          { name: 'mean', label: 'mean completion tokens', values: meanByStep(run.rows, (r) => r.completion) },
+        ], 'step', 'tokens', 420)),
+        el('div', {}, el('h2', {}, 'Cost over steps, across the run'), lineChart('chart-run-cost', [
+          { name: 'mean', label: 'mean cumulative cost ($)', values: meanByStep(run.rows, (r) => cumulative(r.step_costs)) },
+        ], 'step', 'dollars', 420))));
       page.append(el('h2', {}, 'Rollouts'));
       const holder = el('div', {});
       const count = el('span', { className: 'muted', id: 'row-count' });
@@ -317,6 +324,18 @@
         el('tbody', {}, run.selection.map((row) => el('tr', {}, el('td', {}, row.k), el('td', { className: 'num' }, pct(row.tts)), el('td', { className: 'num' }, pct(row.pass_at_k)))))));
     }
     return box;
+  }
+
+  /** The mean over the rollouts that reached each step of `pick(row)[step]`. */
+  function meanByStep(rows, pick) {
+    const lists = rows.map(pick);
+    const longest = lists.reduce((m, l) => Math.max(m, l.length), 0);
+    const means = [];
+    for (let i = 0; i < longest; i++) {
+      const values = lists.filter((l) => i < l.length).map((l) => l[i]);
+      means.push(values.reduce((a, b) => a + b, 0) / values.length);
+    }
+    return means;
   }
 
   function runContextChart(rows) {

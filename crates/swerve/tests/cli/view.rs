@@ -233,6 +233,11 @@ fn an_agile_run_shows_reasoning_digests_and_the_window_sliding() {
         .unwrap();
     let key = longest["key"].as_str().unwrap();
     let steps = longest["steps"].as_u64().unwrap() as usize;
+    // Tokens and cost over steps across the run: one point per step of the longest rollout.
+    for chart in ["chart-run-context", "chart-run-tokens", "chart-run-cost"] {
+        let points = format!("#{chart} g[data-series=mean] circle.pt");
+        assert_eq!(count(&mut page, &points), steps, "{chart}");
+    }
     open(
         &mut page,
         &view.at(&format!("#/traj/{}", key.replace(':', "%3A"))),
