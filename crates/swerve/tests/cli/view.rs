@@ -222,7 +222,16 @@ fn an_agile_run_shows_reasoning_digests_and_the_window_sliding() {
             "#chart-run-context g[data-series=mean] circle.pt"
         ) > 5
     );
+    // A taller window for this one: the charts and the first rollouts of the table.
+    let viewport = |page: &mut Page, height: u32| {
+        page.call(
+            "Emulation.setDeviceMetricsOverride",
+            serde_json::json!({"width": 1280, "height": height, "deviceScaleFactor": 1, "mobile": false}),
+        );
+    };
+    viewport(&mut page, 1400);
     page.screenshot(&artifact("view-agile-run"));
+    viewport(&mut page, 900);
 
     let run = http(&view.address, "GET", "/api/run/0", None, None).body;
     let longest = run["rows"]
