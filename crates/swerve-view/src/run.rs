@@ -410,6 +410,23 @@ mod tests {
     }
 
     #[test]
+    fn tts_at_k_comes_from_the_selection_swerve_select_wrote_inside_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let run_dir = dir.path().join("run");
+        std::fs::create_dir_all(run_dir.join("trajectories")).unwrap();
+        let catalog = Catalog::new(std::slice::from_ref(&run_dir)).unwrap();
+        assert_eq!(run(&catalog, 0).unwrap().selection, None);
+        std::fs::create_dir_all(run_dir.join("select")).unwrap();
+        let metrics = serde_json::json!([{"k": 1, "tts": 0.5, "pass_at_k": 0.5}]);
+        std::fs::write(
+            run_dir.join("select/selection.json"),
+            serde_json::json!({"by": "swr", "metrics": metrics}).to_string(),
+        )
+        .unwrap();
+        assert_eq!(run(&catalog, 0).unwrap().selection, Some(metrics));
+    }
+
+    #[test]
     fn pass_at_k_averages_over_tasks_with_enough_samples() {
         let rows = [
             graded("a", true),
