@@ -32,6 +32,14 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
       "${need_images[@]}" >/dev/null
   fi
 fi
+# Debian's chromium, the headless browser `swerve view`'s tests drive over the DevTools
+# protocol (root only). Without it those tests skip, except under SWERVE_REQUIRE_BROWSER=1
+# (scripts/test.sh as root).
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ! command -v chromium >/dev/null 2>&1; then
+  echo "installing: chromium" >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    chromium >/dev/null
+fi
 # `requests`, for the trainer shims' smoke test (examples/trainers, docs/serve.md); the test
 # is skipped without it, except where SWERVE_REQUIRE_PYTHON_REQUESTS=1 (scripts/test.sh).
 if ! python3 -c 'import requests' >/dev/null 2>&1; then

@@ -15,6 +15,7 @@ export SWERVE_REQUIRE_PYTHON_REQUESTS=1  # the trainer shims' smoke test, likewi
 export INSTA_UPDATE=no                   # snapshots are compared, never written (docs/development.md)
 if [ "$(id -u)" = 0 ]; then
   export SWERVE_REQUIRE_IMAGES=1         # the image tests fail rather than skip
+  export SWERVE_REQUIRE_BROWSER=1        # so do swerve view's browser tests (chromium)
   ./scripts/test-images.sh >/dev/null    # the test images (cached; debootstrap + umoci)
 fi
 cargo test --workspace

@@ -14,7 +14,9 @@
 //! - [`trajectory`]: JSON-lines readers ([`json_lines`]);
 //! - [`snapshot`]: pinned command output, exit code + stdout + stderr, with filters for temp
 //!   paths, timings and hashes ([`assert_cmd_snapshot!`]);
-//! - [`bench`]: timing, percentiles and the Markdown table the benchmarks print.
+//! - [`bench`]: timing, percentiles and the Markdown table the benchmarks print;
+//! - [`browser`]: a headless Chromium driven over the DevTools protocol ([`Browser`],
+//!   [`browser::Page`]), for tests of web pages.
 //!
 //! Snapshots are [insta](https://insta.rs) files under the test binary's `snapshots/`
 //! directory. A mismatch fails the test (in CI, `CI=true`, nothing is written). To accept a
@@ -24,6 +26,7 @@
 #![deny(missing_docs)]
 
 pub mod bench;
+pub mod browser;
 pub mod process;
 pub mod repo;
 pub mod server;
@@ -31,6 +34,7 @@ pub mod shell;
 pub mod snapshot;
 pub mod trajectory;
 
+pub use browser::Browser;
 pub use process::{failed, sh, sh_exact, stderr, stdout, succeeded};
 pub use server::{ModelServer, Reply, Request};
 pub use shell::HostShell;

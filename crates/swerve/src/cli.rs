@@ -151,6 +151,9 @@ pub enum Command {
     /// Task images: pull, list, remove, prune (`docs/images.md`).
     #[command(subcommand)]
     Images(ImagesCommand),
+    /// A web viewer of runs and trajectories: run summaries and tables, trajectories step by
+    /// step, context and token charts, live while a run writes (docs/view.md).
+    View(ViewArgs),
     /// Report sandbox capabilities, git, Python interpreters and cache locations.
     Doctor,
     /// Show the resolved configuration, or the built-in presets.
@@ -518,6 +521,31 @@ impl ServeArgs {
             ),
         ])
     }
+}
+
+/// `swerve view`: serve (or export) the viewer over run directories and trajectory files.
+#[derive(Debug, Args)]
+pub struct ViewArgs {
+    /// Run directories (`swerve run --out`, or a folder of them) and trajectory files (any
+    /// format `swerve traj convert` reads).
+    #[arg(required = true, value_name = "RUN_DIR | TRAJECTORY")]
+    pub paths: Vec<PathBuf>,
+    /// Address to listen on, `host:port`: loopback by default; any other address requires an
+    /// access token. Port 0 picks a free one.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8765")]
+    pub listen: String,
+    /// The access token (16 characters or more); off loopback a random one is made when
+    /// none is given.
+    #[arg(
+        long,
+        env = "SWERVE_VIEW_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
+    /// Write the pages as static files (HTML, CSS, JS, data) to DIR instead of serving them.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["listen", "token"])]
+    pub export: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -15,6 +15,7 @@ mod select;
 mod serve;
 mod tasks;
 pub mod traj;
+mod view;
 mod world;
 
 use std::process::ExitCode;
@@ -46,6 +47,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Select(args) => select::run(&config, args),
         Command::World(command) => world::run(command),
         Command::Images(command) => images::run(&config, command),
+        Command::View(args) => view::run(args),
         Command::Doctor => doctor::run(&config),
         Command::Config(command) => config::run(&config, &resolved.origins, command),
     }

@@ -32,4 +32,5 @@ mod select;
 mod serve;
 mod task_env;
 mod training;
+mod view;
 mod world;

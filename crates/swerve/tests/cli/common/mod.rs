@@ -184,7 +184,7 @@ pub fn start_with(behaviour: Behaviour, delay: Duration, replies: Replies) -> De
 
 /// The assistant turns a request holds: its assistant messages, or in a prompt rendered with
 /// a ChatML template (Qwen's), the assistant headers before the generation prompt's.
-fn assistant_turns(request: &Value, prompt_mode: bool) -> usize {
+pub fn assistant_turns(request: &Value, prompt_mode: bool) -> usize {
     if prompt_mode {
         let prompt = request["prompt"].as_str().unwrap_or("");
         return prompt
@@ -214,7 +214,7 @@ pub fn demo_calls(instance_id: &str) -> Vec<swerve_core::ToolCall> {
 }
 
 /// The `index`-th call of the demonstration of the session's task, rendered as XML.
-fn demo_turn(session: &str, index: usize, replies: Replies) -> String {
+pub fn demo_turn(session: &str, index: usize, replies: Replies) -> String {
     let calls = demo_calls(session_task(session));
     match (calls.get(index), replies) {
         (Some(call), Replies::Plain) => {
@@ -552,4 +552,61 @@ pub fn eventually(limit: Duration, mut condition: impl FnMut() -> bool) -> bool 
         std::thread::sleep(Duration::from_millis(50));
     }
     condition()
+}
+
+/// A running `swerve view`; killed when dropped.
+pub struct View {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT/`, with the token query when one was printed.
+    pub url: String,
+    /// `127.0.0.1:PORT` (or the address given to `--listen`).
+    pub address: String,
+}
+
+impl View {
+    /// `swerve view PATHS… EXTRA…`, once it printed its address.
+    pub fn start(paths: &[&Path], extra: &[&str]) -> View {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_swerve"))
+            .arg("view")
+            .args(paths)
+            .args(extra)
+            .env_remove("RUST_LOG")
+            .env_remove("SWERVE_VIEW_TOKEN")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("swerve view: listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_owned();
+        let address = url
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .unwrap()
+            .to_owned();
+        View {
+            child,
+            url,
+            address,
+        }
+    }
+
+    /// The page at `route` (`#/run/0`, …), on the loopback address.
+    pub fn at(&self, route: &str) -> String {
+        format!("{}{route}", self.url)
+    }
+}
+
+impl Drop for View {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
