@@ -16,7 +16,8 @@
 //!    ([`reward`]) and the outcome written.
 //!
 //! [`gym`] is the gym-style environment driven one step at a time from outside (`swerve
-//! serve`'s `/v1/envs`, Python's `swerve.Env`).
+//! serve`'s `/v1/envs`, Python's `swerve.Env`); [`prompt_rows`] writes trainers' prompt
+//! datasets for it.
 //!
 //! [`demo`] replays recorded solutions; [`replay`] re-executes recorded trajectories in
 //! fresh workspaces. [`models`] is the one model factory (agent, SWE-World, SWE-Edit, edit-bench, backfill
@@ -36,6 +37,7 @@ pub mod grading;
 pub mod gym;
 pub mod models;
 pub mod open;
+pub mod prompt_rows;
 pub mod replay;
 pub mod resources;
 pub mod reward;

@@ -10,7 +10,7 @@ use serde_json::Value;
 use swerve_chat::ChatModel;
 use swerve_core::trajectory::import::{Loaded, load_all};
 use swerve_train::export::{Retokenize, conversation_of, messages, skyrl, step_tokens, trl, verl};
-use swerve_train::reward::reward;
+use swerve_train::reward::{infra_failure, reward};
 use swerve_train::rft::{keep, turn_weights};
 
 use crate::cli::{ExportArgs, ExportFormatArg};
@@ -33,8 +33,22 @@ pub fn run(config: &Config, args: &ExportArgs) -> Result<ExitCode> {
     };
     let files = trajectory_files(args.source.run.as_deref(), &args.source.files)?;
     let mut rows: Vec<Value> = Vec::new();
-    let (mut exported, mut skipped) = (0, 0);
+    if args.max_response_len.is_some() && args.format != ExportFormatArg::Verl {
+        bail!("--max-response-len is for --format verl");
+    }
+    let (mut exported, mut skipped, mut no_reward) = (0, 0, Vec::new());
     for loaded in load_all(&files)? {
+        // Grading failed for the machinery's reason: no reward, neither 1 nor 0.
+        if let Some(report) = loaded
+            .trajectory
+            .outcome
+            .as_ref()
+            .and_then(|outcome| outcome.eval_report.as_ref())
+            && infra_failure(report)
+        {
+            no_reward.push(loaded.name());
+            continue;
+        }
         let needs_reward = matches!(args.format, ExportFormatArg::Skyrl | ExportFormatArg::Verl)
             || args.min_reward.is_some();
         let reward = if needs_reward {
@@ -49,15 +63,23 @@ pub fn run(config: &Config, args: &ExportArgs) -> Result<ExitCode> {
             continue;
         }
         let total = reward.as_ref().map(|reward| reward.total);
-        convert(&loaded, args.format, total, model.as_ref(), &mut rows)
+        convert(&loaded, args, total, model.as_ref(), &mut rows)
             .with_context(|| loaded.path.display().to_string())?;
         exported += 1;
     }
     write_lines(&args.out, &rows)?;
-    let filter = match args.min_reward {
+    let mut filter = match args.min_reward {
         Some(min) => format!(", {skipped} below reward {min} left out"),
         None => String::new(),
     };
+    if !no_reward.is_empty() {
+        filter.push_str(&format!(
+            ", {} left out with no reward (grading failed for the machinery's reason, \
+             error_class infra: grade them again): {}",
+            no_reward.len(),
+            no_reward.join(", ")
+        ));
+    }
     println!(
         "{exported} trajectories{filter}; {} records -> {}",
         rows.len(),
@@ -69,12 +91,13 @@ pub fn run(config: &Config, args: &ExportArgs) -> Result<ExitCode> {
 /// Appends the records of one trajectory, rewarded `reward`, to `rows`.
 fn convert(
     loaded: &Loaded,
-    format: ExportFormatArg,
+    args: &ExportArgs,
     reward: Option<f64>,
     model: Option<&ChatModel>,
     rows: &mut Vec<Value>,
 ) -> Result<()> {
     let trajectory = &loaded.trajectory;
+    let format = args.format;
     match format {
         ExportFormatArg::Skyrl | ExportFormatArg::Verl => {
             let reward = reward.context("no reward")?;
@@ -103,7 +126,10 @@ fn convert(
                     rows.push(serde_json::to_value(record)?);
                 }
             } else {
-                let record = verl::record(trajectory, &tokens, reward)?;
+                let mut record = verl::record(trajectory, &tokens, reward)?;
+                if let Some(max) = args.max_response_len {
+                    record.truncate(max);
+                }
                 verl::check(&record).map_err(|error| anyhow!("verl record: {error}"))?;
                 rows.push(serde_json::to_value(&record)?);
             }

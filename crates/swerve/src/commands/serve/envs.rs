@@ -88,6 +88,7 @@ pub async fn step(
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
     let request: StepRequest = read_json(body, service.serve.max_body_bytes).await?;
+    let slot = service.envs.get(&id)?;
     let action = match (request.call, request.text) {
         (Some(call), None) if request.tool_calls.is_empty() => Action::Call(call),
         (None, Some(text)) => Action::Reply {
@@ -102,7 +103,6 @@ pub async fn step(
             ));
         }
     };
-    let slot = service.envs.get(&id)?;
     let mut guard = slot.env.lock().await;
     let env = guard
         .as_mut()
