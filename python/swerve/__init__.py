@@ -53,6 +53,7 @@ __all__ = [
     "evaluate",
     "load_tasks",
     "read_trajectory",
+    "replay_turns",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -121,6 +122,15 @@ def load_tasks(path: PathLike) -> List[Task]:
     """The tasks of a SWE-bench JSON or JSONL file (errors name the file, record and field)."""
     source = os.path.abspath(os.fspath(path))
     return [Task._from_row(json.loads(row), source) for row in _swerve.load_tasks(source)]
+
+
+def replay_turns(
+    demo: PathLike, config: Optional[PathLike] = None, *, presets: Sequence[str] = (), set: Optional[Settings] = None
+) -> List[str]:
+    """What the replay model (``--model replay``) answers, turn by turn, for a demonstration
+    file (``examples/demos/<instance_id>.json``): its tool calls written in the configured
+    tool-call format, ready for :meth:`Env.step`."""
+    return _swerve.replay_turns(os.fspath(demo), _path(config), list(presets), _sets(set))
 
 
 def config_toml(config: Optional[PathLike] = None, *, presets: Sequence[str] = (), set: Optional[Settings] = None) -> str:

@@ -124,6 +124,23 @@ fn load_predictions(py: Python<'_>, path: PathBuf) -> PyResult<String> {
     })
 }
 
+/// `replay_turns(demo, config…)`: what the replay model (`--model replay`) answers for the
+/// demonstration file `demo`: its tool calls written in the configured format.
+#[pyfunction]
+#[pyo3(signature = (demo, config_file=None, presets=Vec::new(), sets=Vec::new()))]
+fn replay_turns(
+    py: Python<'_>,
+    demo: PathBuf,
+    config_file: Option<PathBuf>,
+    presets: Vec<String>,
+    sets: Vec<String>,
+) -> PyResult<Vec<String>> {
+    detached(py, || {
+        let config = config(config_file, presets, sets)?;
+        swerve_rollout::models::replay_turns(config.format()?.as_ref(), &demo)
+    })
+}
+
 /// `resolve_config(file, presets, sets)`: the configuration as TOML (what `swerve config
 /// show` prints).
 #[pyfunction]
@@ -344,6 +361,7 @@ fn _swerve(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(resolve_config, module)?)?;
     module.add_function(wrap_pyfunction!(read_trajectory, module)?)?;
     module.add_function(wrap_pyfunction!(load_predictions, module)?)?;
+    module.add_function(wrap_pyfunction!(replay_turns, module)?)?;
     module.add_function(wrap_pyfunction!(evaluate, module)?)?;
     module.add_function(wrap_pyfunction!(set_init_command, module)?)?;
     module.add_class::<NativeEnv>()?;
