@@ -73,18 +73,23 @@ def cli_calls(swerve_bin: Path, call: dict, steps: int) -> tuple:
 
 
 def http_steps(swerve_bin: Path, call: dict, steps: int) -> list:
+    token = "bench-python-step"
     server = subprocess.Popen(
         [str(swerve_bin), "serve", "--tasks", str(TASKS), "--listen", "127.0.0.1:0", "--out", "/tmp/swerve-bench-serve"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
+        env={**os.environ, "SWERVE_SERVE_TOKEN": token},
     )
     try:
         line = server.stdout.readline()
+        if "listening on" not in line:
+            sys.exit(f"swerve serve did not start: {line!r}")
         base = line.strip().rsplit(" ", 1)[-1]
+        headers = {"Content-Type": "application/json", "Authorization": f"Bearer {token}"}
 
         def post(path: str, body: dict) -> dict:
-            request = urllib.request.Request(base + path, json.dumps(body).encode(), {"Content-Type": "application/json"})
+            request = urllib.request.Request(base + path, json.dumps(body).encode(), headers)
             with urllib.request.urlopen(request) as answer:
                 return json.loads(answer.read())
 
@@ -94,7 +99,7 @@ def http_steps(swerve_bin: Path, call: dict, steps: int) -> list:
             started = time.perf_counter()
             post(f"/v1/envs/{env['id']}/step", {"call": call})
             times.append(time.perf_counter() - started)
-        urllib.request.urlopen(urllib.request.Request(f"{base}/v1/envs/{env['id']}", method="DELETE")).read()
+        urllib.request.urlopen(urllib.request.Request(f"{base}/v1/envs/{env['id']}", headers=headers, method="DELETE")).read()
         return times
     finally:
         server.terminate()
