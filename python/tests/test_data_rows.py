@@ -68,3 +68,21 @@ def test_trl_rows_of_a_real_import_load_with_datasets(cli, tmp_path):
         assert row["prompt"][0]["role"] == "system"
         if "tools" in row:
             assert isinstance(row["tools"], str) and isinstance(json.loads(row["tools"]), list)
+
+
+def test_llamafactory_v1_rows_of_a_real_import_load_with_datasets(cli, tmp_path):
+    """LLaMA-Factory v1's SFTSample (src/llamafactory/v1/utils/types.py at 12129195): content
+    blocks typed text / reasoning / tool_call, loss_weight per message, tools a JSON string."""
+    converted = tmp_path / "openhands.jsonl"
+    assert cli("traj", "convert", SHARED / "openhands.output.jsonl", "--out", converted).returncode == 0
+    out = tmp_path / "llamafactory.jsonl"
+    done = cli("data", "export", "--format", "llamafactory", "--out", out, converted)
+    assert done.returncode == 0, done.stderr
+    (row,) = load(out)
+    roles = {"system", "user", "assistant", "tool"}
+    for message in row["messages"]:
+        assert message["role"] in roles
+        assert message["content"] and all(block["type"] in ("text", "reasoning", "tool_call") for block in message["content"])
+        assert all(isinstance(block["value"], str) for block in message["content"])
+        assert message["loss_weight"] == (1.0 if message["role"] == "assistant" else 0.0)
+    assert json.loads(row["extra_info"])["instance_id"] == "ponylang__ponyc-4595"

@@ -773,6 +773,9 @@ pub enum ExportFormatArg {
     Trl,
     /// Whole conversations with per-message loss weights, one row per trajectory.
     Messages,
+    /// LLaMA-Factory v1 SFT samples: content blocks (text, reasoning, tool_call) and
+    /// per-message loss weights, one row per trajectory.
+    Llamafactory,
 }
 
 /// `swerve data backfill`. Options left out come from the `[backfill]` configuration.

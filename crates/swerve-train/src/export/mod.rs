@@ -7,6 +7,7 @@
 //! is an error naming the trajectory and step, unless the caller opted into re-tokenizing
 //! the text ([`Retokenize`]); re-tokenized steps are marked so the caller can warn.
 
+pub mod llamafactory;
 pub mod messages;
 pub mod skyrl;
 pub mod trl;

@@ -9,7 +9,9 @@ use anyhow::{Context, Result, anyhow, bail};
 use serde_json::Value;
 use swerve_chat::ChatModel;
 use swerve_core::trajectory::import::{Loaded, load_all};
-use swerve_train::export::{Retokenize, conversation_of, messages, skyrl, step_tokens, trl, verl};
+use swerve_train::export::{
+    Retokenize, conversation_of, llamafactory, messages, skyrl, step_tokens, trl, verl,
+};
 use swerve_train::reward::{infra_failure, reward};
 use swerve_train::rft::{keep, turn_weights};
 
@@ -134,7 +136,7 @@ fn convert(
                 rows.push(serde_json::to_value(&record)?);
             }
         }
-        ExportFormatArg::Trl | ExportFormatArg::Messages => {
+        ExportFormatArg::Trl | ExportFormatArg::Messages | ExportFormatArg::Llamafactory => {
             let conversation = conversation_of(trajectory)?;
             let weights = turn_weights(trajectory);
             let tools = request_tools(&trajectory.header.config)?;
@@ -145,7 +147,11 @@ fn convert(
             } else {
                 let row =
                     messages::row(trajectory, conversation, &weights, reward, tools.as_deref());
-                rows.push(serde_json::to_value(&row)?);
+                if format == ExportFormatArg::Llamafactory {
+                    rows.push(serde_json::to_value(llamafactory::row(&row))?);
+                } else {
+                    rows.push(serde_json::to_value(&row)?);
+                }
             }
         }
     }
