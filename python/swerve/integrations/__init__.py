@@ -7,8 +7,10 @@ trainer's own interface, and imports that trainer only when it is used.
   ``AgentLoopOutput`` fields (``metrics`` included), truncated to the configured lengths;
 - :mod:`swerve.integrations.openrlhf`: a multi-turn ``AgentInstance`` and the reward
   endpoint's prompt-mismatch rule;
-- :mod:`swerve.integrations.rllm`: an rLLM ``BaseEnv`` wrapper;
-- :mod:`swerve.integrations.rows`: TRL and LLaMA-Factory row conversions.
+- :mod:`swerve.integrations.rllm`: an rLLM ``BaseEnv`` wrapper.
+
+TRL and LLaMA-Factory read files: ``swerve data export --format trl|llamafactory`` writes
+them; ``swerve data prompts`` writes the prompt datasets of the trainers above.
 
 Every integration gives no reward (``None``, or leaves the sample out where the trainer
 needs a number) when grading failed for the machinery's reason, rather than 0.
