@@ -10,7 +10,7 @@ use serde_json::Value;
 use swerve_chat::ChatModel;
 use swerve_core::trajectory::import::{Loaded, load_all};
 use swerve_train::export::{
-    Retokenize, conversation_of, llamafactory, messages, skyrl, step_tokens, trl, verl,
+    Repetitions, Retokenize, conversation_of, llamafactory, messages, skyrl, step_tokens, trl, verl,
 };
 use swerve_train::reward::{infra_failure, reward};
 use swerve_train::rft::{keep, turn_weights};
@@ -39,6 +39,7 @@ pub fn run(config: &Config, args: &ExportArgs) -> Result<ExitCode> {
         bail!("--max-response-len is for --format verl");
     }
     let (mut exported, mut skipped, mut no_reward) = (0, 0, Vec::new());
+    let mut repetitions = Repetitions::default();
     for loaded in load_all(&files)? {
         // Grading failed for the machinery's reason: no reward, neither 1 nor 0.
         if let Some(report) = loaded
@@ -65,8 +66,15 @@ pub fn run(config: &Config, args: &ExportArgs) -> Result<ExitCode> {
             continue;
         }
         let total = reward.as_ref().map(|reward| reward.total);
-        convert(&loaded, args, total, model.as_ref(), &mut rows)
-            .with_context(|| loaded.path.display().to_string())?;
+        convert(
+            &loaded,
+            args,
+            total,
+            model.as_ref(),
+            &mut repetitions,
+            &mut rows,
+        )
+        .with_context(|| loaded.path.display().to_string())?;
         exported += 1;
     }
     write_lines(&args.out, &rows)?;
@@ -96,6 +104,7 @@ fn convert(
     args: &ExportArgs,
     reward: Option<f64>,
     model: Option<&ChatModel>,
+    repetitions: &mut Repetitions,
     rows: &mut Vec<Value>,
 ) -> Result<()> {
     let trajectory = &loaded.trajectory;
@@ -122,7 +131,8 @@ fn convert(
                 );
             }
             if format == ExportFormatArg::Skyrl {
-                let records = skyrl::steps(trajectory, &tokens, reward);
+                let id = repetitions.assign(&trajectory.header);
+                let records = skyrl::steps(id, &tokens, reward);
                 skyrl::check(&records).map_err(|error| anyhow!("SkyRL record: {error}"))?;
                 for record in &records {
                     rows.push(serde_json::to_value(record)?);
