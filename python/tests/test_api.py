@@ -212,3 +212,29 @@ def test_an_unknown_preset_raises_the_command_line_message(cli):
     with pytest.raises(swerve.SwerveError) as raised:
         swerve.config_toml(presets=["no-such-preset"])
     assert error_of(cli("config", "show", "--preset", "no-such-preset")) == f"error: {raised.value}"
+
+
+def test_one_env_stepped_from_many_threads_takes_turns(tasks):
+    task = task_by_id(tasks, "swerve-examples__calc-1")
+    with swerve.Env(task) as env:
+        env.reset()
+        call = {"name": "execute_bash", "arguments": {"cmd": "echo x >> counted.txt"}}
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            steps = list(pool.map(lambda _: env.step(call), range(32)))
+        assert all(not step.done and step.info["is_error"] is False for step in steps)
+        lines = env.step({"name": "execute_bash", "arguments": {"cmd": "wc -l < counted.txt"}}).observation
+        assert "32" in lines
+
+
+def test_a_dropped_env_leaves_no_workspace(tasks):
+    import gc
+    from pathlib import Path
+
+    workspaces = Path.home() / ".cache" / "swerve" / "workspaces"
+    before = set(workspaces.iterdir()) if workspaces.is_dir() else set()
+    env = swerve.Env(task_by_id(tasks, "swerve-examples__calc-1"))
+    env.reset()
+    assert set(workspaces.iterdir()) - before
+    del env
+    gc.collect()
+    assert set(workspaces.iterdir()) - before == set()
