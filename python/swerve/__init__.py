@@ -8,7 +8,8 @@ command line (see docs/python.md).
   model's reply in the configured tool-call format, an OpenAI assistant message, or a
   ``{"name", "arguments"}`` call), ``patch()`` is the diff, ``evaluate()`` grades it;
 - :func:`evaluate` grades predictions as ``swerve eval`` does;
-- :func:`read_trajectory` reads a swerve trajectory file;
+- :func:`read_trajectory` reads a swerve trajectory file; :func:`export` yields a run's
+  trainer rows as ``swerve data export`` writes them;
 - :mod:`swerve.integrations` adapts these to SkyRL, verl, OpenRLHF, rLLM, TRL and
   LLaMA-Factory.
 
@@ -27,7 +28,7 @@ import tempfile
 import uuid
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Union
 
 import sys
 
@@ -51,6 +52,7 @@ __all__ = [
     "Trajectory",
     "config_toml",
     "evaluate",
+    "export",
     "load_tasks",
     "read_trajectory",
     "replay_turns",
@@ -363,6 +365,49 @@ def evaluate(
         id: Evaluation(id, bool(result["report"].get("resolved")), result["reward"], patches[id] or "", result["report"])
         for id, result in graded.items()
     }
+
+
+def export(
+    format: str,
+    run: Optional[PathLike] = None,
+    files: Sequence[PathLike] = (),
+    *,
+    min_reward: Optional[float] = None,
+    max_response_len: Optional[int] = None,
+    tokenizer: Optional[PathLike] = None,
+    chat_template: Optional[PathLike] = None,
+    config: Optional[PathLike] = None,
+    presets: Sequence[str] = (),
+    set: Optional[Settings] = None,
+) -> Iterator[Dict[str, Any]]:
+    """The trainer rows (``skyrl``, ``verl``, ``trl``, ``messages``, ``llamafactory``) of a
+    run directory's trajectories or of trajectory files, as ``swerve data export`` writes
+    them (docs/training.md): rewarded with ``[reward]``, trajectories with no reward (infra
+    failures) left out with a warning. ``tokenizer`` re-tokenizes steps without captured
+    ids (``--retokenize``)."""
+    read = json.loads(
+        _swerve.export(
+            _path(run),
+            [os.fspath(file) for file in files],
+            format,
+            min_reward,
+            max_response_len,
+            _path(tokenizer),
+            _path(chat_template),
+            _path(config),
+            list(presets),
+            _sets(set),
+        )
+    )
+    for warning in read["warnings"]:
+        warnings.warn(warning, stacklevel=2)
+    if read["no_reward"]:
+        warnings.warn(
+            f"{len(read['no_reward'])} trajectories left out with no reward (grading failed for the machinery's reason): "
+            + ", ".join(read["no_reward"]),
+            stacklevel=2,
+        )
+    return iter(read["rows"])
 
 
 @dataclass(frozen=True)

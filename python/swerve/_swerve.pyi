@@ -12,6 +12,18 @@ def resolve_config(file: Optional[str] = None, presets: List[str] = ..., sets: L
 def read_trajectory(path: str) -> str: ...
 def load_predictions(path: str) -> str: ...
 def replay_turns(demo: str, config_file: Optional[str] = None, presets: List[str] = ..., sets: List[str] = ...) -> List[str]: ...
+def export(
+    run: Optional[str],
+    files: List[str],
+    format: str,
+    min_reward: Optional[float] = None,
+    max_response_len: Optional[int] = None,
+    tokenizer: Optional[str] = None,
+    chat_template: Optional[str] = None,
+    config_file: Optional[str] = None,
+    presets: List[str] = ...,
+    sets: List[str] = ...,
+) -> str: ...
 def evaluate(
     task_file: str,
     patches: str,
@@ -37,5 +49,17 @@ class NativeEnv:
     def step_reply(self, reply: str, tool_calls: str) -> str: ...
     def is_done(self) -> bool: ...
     def patch(self) -> str: ...
-    def evaluate(self) -> str: ...
+    def export(
+    run: Optional[str],
+    files: List[str],
+    format: str,
+    min_reward: Optional[float] = None,
+    max_response_len: Optional[int] = None,
+    tokenizer: Optional[str] = None,
+    chat_template: Optional[str] = None,
+    config_file: Optional[str] = None,
+    presets: List[str] = ...,
+    sets: List[str] = ...,
+) -> str: ...
+def evaluate(self) -> str: ...
     def close(self) -> None: ...

@@ -86,3 +86,23 @@ def test_llamafactory_v1_rows_of_a_real_import_load_with_datasets(cli, tmp_path)
         assert all(isinstance(block["value"], str) for block in message["content"])
         assert message["loss_weight"] == (1.0 if message["role"] == "assistant" else 0.0)
     assert json.loads(row["extra_info"])["instance_id"] == "ponylang__ponyc-4595"
+
+
+@pytest.mark.parametrize("fmt", ["messages", "trl", "llamafactory"])
+def test_export_yields_the_rows_swerve_data_export_writes(cli, tmp_path, fmt):
+    import swerve
+
+    run = tmp_path / "run"
+    done = cli("run", "--tasks", TASKS, "--model", "replay", "--demos", REPO / "examples" / "demos", "--out", run, "--eval", "tests", "swerve-examples__calc-1", "swerve-examples__pager-1")
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "rows.jsonl"
+    done = cli("data", "export", "--run", run, "--format", fmt, "--out", out)
+    assert done.returncode == 0, done.stderr
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert written and list(swerve.export(fmt, run=run)) == written
+    # A replay run captured no token ids: the same error as the command line's.
+    with pytest.raises(swerve.SwerveError) as raised:
+        swerve.export("verl", run=run)
+    assert "no captured token ids" in str(raised.value)
+    refused = cli("data", "export", "--run", run, "--format", "verl", "--out", tmp_path / "verl.jsonl")
+    assert refused.returncode != 0 and refused.stderr.strip() == f"error: {raised.value}"

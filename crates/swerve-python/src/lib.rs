@@ -141,6 +141,63 @@ fn replay_turns(
     })
 }
 
+/// `export(run, files, format, …)`: trainer rows of a run's trajectories (or of trajectory
+/// files in any format `swerve traj convert` reads), as `swerve data export` makes them;
+/// JSON text of `{"rows", "exported", "below_min_reward", "no_reward", "warnings"}`.
+#[pyfunction]
+#[pyo3(signature = (run, files, format, min_reward=None, max_response_len=None, tokenizer=None, chat_template=None, config_file=None, presets=Vec::new(), sets=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
+fn export(
+    py: Python<'_>,
+    run: Option<PathBuf>,
+    files: Vec<PathBuf>,
+    format: String,
+    min_reward: Option<f64>,
+    max_response_len: Option<usize>,
+    tokenizer: Option<PathBuf>,
+    chat_template: Option<PathBuf>,
+    config_file: Option<PathBuf>,
+    presets: Vec<String>,
+    sets: Vec<String>,
+) -> PyResult<String> {
+    use swerve_train::export::exporter::{Exporter, Format, Options};
+    detached(py, || {
+        let config = config(config_file, presets, sets)?;
+        let format = match format.as_str() {
+            "skyrl" => Format::Skyrl,
+            "verl" => Format::Verl,
+            "trl" => Format::Trl,
+            "messages" => Format::Messages,
+            "llamafactory" => Format::Llamafactory,
+            other => anyhow::bail!(
+                "unknown export format {other:?}: choose skyrl, verl, trl, messages or llamafactory"
+            ),
+        };
+        let model = tokenizer
+            .map(|dir| swerve_train::agile::tokens::load_model(&dir, chat_template.as_deref()))
+            .transpose()?;
+        let mut exporter = Exporter::new(Options {
+            format,
+            reward: &config.reward,
+            min_reward,
+            max_response_len,
+            retokenizer: model.as_ref(),
+        })?;
+        let files = swerve_rollout::run_dir::trajectory_files(run.as_deref(), &files)?;
+        let mut rows = Vec::new();
+        for loaded in swerve_core::trajectory::import::load_all(&files)? {
+            rows.extend(exporter.rows(&loaded)?);
+        }
+        text(&serde_json::json!({
+            "rows": rows,
+            "exported": exporter.exported,
+            "below_min_reward": exporter.below_min_reward,
+            "no_reward": exporter.no_reward,
+            "warnings": exporter.warnings,
+        }))
+    })
+}
+
 /// `resolve_config(file, presets, sets)`: the configuration as TOML (what `swerve config
 /// show` prints).
 #[pyfunction]
@@ -362,6 +419,7 @@ fn _swerve(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(read_trajectory, module)?)?;
     module.add_function(wrap_pyfunction!(load_predictions, module)?)?;
     module.add_function(wrap_pyfunction!(replay_turns, module)?)?;
+    module.add_function(wrap_pyfunction!(export, module)?)?;
     module.add_function(wrap_pyfunction!(evaluate, module)?)?;
     module.add_function(wrap_pyfunction!(set_init_command, module)?)?;
     module.add_class::<NativeEnv>()?;

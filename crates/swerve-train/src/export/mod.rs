@@ -1,12 +1,15 @@
 //! Trainer records from trajectories (FORMATS.md §g), one module per format:
 //! [`skyrl`] (step-wise generator output), [`verl`] (agent-loop output), [`trl`]
-//! (prompt/completion) and [`messages`] (whole conversations with per-message weights).
+//! (prompt/completion), [`messages`] (whole conversations with per-message weights) and
+//! [`llamafactory`] (v1 content blocks); [`exporter`] runs one export over many
+//! trajectories for every front end.
 //!
 //! The token formats take each step's ids from what the model server returned
 //! ([`swerve_core::trajectory::TokenCapture`], `agent.capture_tokens`). A step without them
 //! is an error naming the trajectory and step, unless the caller opted into re-tokenizing
 //! the text ([`Retokenize`]); re-tokenized steps are marked so the caller can warn.
 
+pub mod exporter;
 pub mod llamafactory;
 pub mod messages;
 pub mod skyrl;
