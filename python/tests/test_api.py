@@ -238,3 +238,20 @@ def test_a_dropped_env_leaves_no_workspace(tasks):
     del env
     gc.collect()
     assert set(workspaces.iterdir()) - before == set()
+
+
+def test_the_type_stubs_name_every_function_of_the_binding():
+    import ast
+    import inspect
+    from pathlib import Path
+
+    from swerve import _swerve
+
+    stub = Path(_swerve.__file__).with_name("_swerve.pyi")
+    assert stub.is_file() and stub.with_name("py.typed").is_file()
+    tree = ast.parse(stub.read_text())
+    stubbed = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    compiled = {name for name in dir(_swerve) if not name.startswith("_")}
+    assert stubbed == compiled
+    methods = {node.name for node in next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "NativeEnv").body if isinstance(node, ast.FunctionDef)}
+    assert methods - {"__init__"} == {name for name, _ in inspect.getmembers(_swerve.NativeEnv) if not name.startswith("_")}
