@@ -654,7 +654,8 @@ pub enum DataCommand {
     /// task: GRPO, Dr.GRPO or RLOO, DAPO's dynamic sampling, pass@k and group statistics.
     Advantages(AdvantagesArgs),
     /// Trainer data: SkyRL step-wise records, verl agent-loop records, TRL
-    /// prompt/completion rows or weighted messages; --min-reward for rejection fine-tuning.
+    /// prompt/completion rows, weighted messages or LLaMA-Factory v1 samples; --min-reward
+    /// for rejection fine-tuning.
     Export(ExportArgs),
     /// Trainers' prompt datasets for on-policy RL: one row per task with its opening
     /// messages and id, for verl (agent loop `swerve`), SkyRL (env_class `swerve`) or OpenRLHF.
