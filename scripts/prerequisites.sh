@@ -51,3 +51,14 @@ if ! command -v cargo >/dev/null 2>&1; then
   [ -f "$HOME/.cargo/env" ] && . "$HOME/.cargo/env"
 fi
 command -v cargo >/dev/null 2>&1 || { echo "swerve needs a Rust toolchain (rustup.rs), 1.90 or newer" >&2; exit 1; }
+
+# The Python package's suite (scripts/python-tests.sh) makes a virtual environment: Debian
+# ships `venv`'s pip in python3-venv.
+if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing: python3-venv" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+  else
+    echo "note: python3 cannot make virtual environments (install python3-venv); scripts/python-tests.sh will fail" >&2
+  fi
+fi

@@ -21,3 +21,4 @@ fi
 cargo test --workspace
 ./scripts/image-sandbox-tests.sh
 ./scripts/rootless-tests.sh
+./scripts/python-tests.sh        # the Python package: wheel, venv, pytest (docs/python.md)

@@ -7,8 +7,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Result;
+use swerve_core::Task;
 use swerve_eval::evaluate::EvalSettings;
-use swerve_eval::grader::{Grader, TestGrader};
+use swerve_eval::grader::{Grade, Grader, TestGrader};
 use swerve_eval::spec::RecipeTable;
 use swerve_world::analysis::cache::Analyses;
 use swerve_world::swr::grader::{EvaluationContexts, SwrGrader};
@@ -40,6 +41,36 @@ pub fn grader(
             settings.log_dir,
         )?),
     })
+}
+
+/// Grades `jobs` (a task and its patch; `None`: no patch) with `grader`, `workers` at a
+/// time, on the current tokio runtime (multi-threaded); `done` is called as each grade
+/// ends. The grades come back in the order of `jobs`.
+pub async fn grade_all(
+    grader: Arc<dyn Grader>,
+    jobs: Vec<(Task, Option<String>)>,
+    workers: usize,
+    done: impl Fn(&Task, &Grade) + Send + Sync + 'static,
+) -> Result<Vec<(Task, Grade)>> {
+    let permits = Arc::new(tokio::sync::Semaphore::new(workers.max(1)));
+    let done = Arc::new(done);
+    let handles: Vec<_> = jobs
+        .into_iter()
+        .map(|(task, patch)| {
+            let (grader, permits, done) = (grader.clone(), permits.clone(), done.clone());
+            tokio::spawn(async move {
+                let _permit = permits.acquire_owned().await;
+                let grade = grader.grade(&task, patch.as_deref(), None).await;
+                done(&task, &grade);
+                (task, grade)
+            })
+        })
+        .collect();
+    let mut grades = Vec::with_capacity(handles.len());
+    for handle in handles {
+        grades.push(handle.await?);
+    }
+    Ok(grades)
 }
 
 /// The reward model of `config` (`[world.reward_model]`, required) over `contexts`, its

@@ -15,6 +15,10 @@
 //! 4. the edit metrics and the training reward are computed from the trajectory in memory
 //!    ([`reward`]) and the outcome written.
 //!
+//! [`gym`] is the gym-style environment driven one step at a time from outside (`swerve
+//! serve`'s `/v1/envs`, Python's `swerve.Env`); [`prompt_rows`] writes trainers' prompt
+//! datasets for it.
+//!
 //! [`demo`] replays recorded solutions; [`replay`] re-executes recorded trajectories in
 //! fresh workspaces. [`models`] is the one model factory (agent, SWE-World, SWE-Edit, edit-bench, backfill
 //! teacher, embedded); [`run_dir`] is the layout of run directories (resuming, the
@@ -32,8 +36,10 @@ pub mod config;
 pub mod demo;
 pub mod edit;
 pub mod grading;
+pub mod gym;
 pub mod models;
 pub mod open;
+pub mod prompt_rows;
 pub mod replay;
 pub mod resources;
 pub mod reward;

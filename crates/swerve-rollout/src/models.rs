@@ -310,13 +310,10 @@ impl ModelSource {
     pub fn for_task(&self, task: &Task) -> Result<Arc<dyn Model>> {
         match self {
             Self::Replay { demos, format } => {
-                let demonstration =
-                    Demonstration::load(&demos.join(format!("{}.json", task.instance_id)))?;
-                let turns = demonstration
-                    .calls
-                    .iter()
-                    .map(|call| format.render_call("", call, None).content)
-                    .collect();
+                let turns = replay_turns(
+                    format.as_ref(),
+                    &demos.join(format!("{}.json", task.instance_id)),
+                )?;
                 Ok(Arc::new(ReplayModel::new(turns)))
             }
             Self::Served { http, .. } => Ok(Arc::new(http.as_ref().clone())),
@@ -332,4 +329,15 @@ impl ModelSource {
             Self::Served { priced, .. } => *priced,
         }
     }
+}
+
+/// What the replay model answers, turn by turn, for the demonstration file `demo`: each
+/// recorded tool call written in `format`.
+pub fn replay_turns(format: &dyn ToolFormat, demo: &std::path::Path) -> Result<Vec<String>> {
+    let demonstration = Demonstration::load(demo)?;
+    Ok(demonstration
+        .calls
+        .iter()
+        .map(|call| format.render_call("", call, None).content)
+        .collect())
 }

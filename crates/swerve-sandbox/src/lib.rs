@@ -44,7 +44,7 @@ pub use environment::Environment;
 pub use error::SandboxError;
 pub use identity::sandbox_ids;
 pub use patch::{Patch, PatchOptions};
-pub use sandbox::{IsolationInForce, Sandbox};
+pub use sandbox::{IsolationInForce, Sandbox, set_init_command};
 pub use source::{RepoMap, RepoSource};
 pub use view::is_system_path;
 pub use workspace::{ExtraLayer, ImageRoot, LayerAccess, Strategy, Workspace, WorkspaceOptions};

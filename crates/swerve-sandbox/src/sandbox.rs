@@ -43,6 +43,19 @@ fn become_init_if_asked() {
     }
 }
 
+/// How a sandbox's init is started: a program and its arguments, with the init's spec in the
+/// environment. `None` (the default) re-executes the current binary.
+static INIT_COMMAND: std::sync::OnceLock<(PathBuf, Vec<OsString>)> = std::sync::OnceLock::new();
+
+/// Starts sandbox inits as `program args…` instead of re-executing the current binary: for a
+/// process whose executable does not link this crate (a Python interpreter that loaded it
+/// as an extension module), the command must load the code that links it, whose
+/// constructor then becomes the init. Set once, before the first sandbox starts; a later
+/// call is refused (false).
+pub fn set_init_command(program: PathBuf, args: Vec<OsString>) -> bool {
+    INIT_COMMAND.set((program, args)).is_ok()
+}
+
 /// The isolation a sandbox actually got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IsolationInForce {
@@ -290,13 +303,20 @@ impl Sandbox {
         image_env: Option<Vec<(String, String)>>,
     ) -> Result<Self, SandboxError> {
         let (host_end, init_end) = UnixStream::pair().map_err(SandboxError::io("socketpair"))?;
-        let exe =
-            std::env::current_exe().map_err(SandboxError::io("locating the current executable"))?;
+        let (exe, args) = match INIT_COMMAND.get() {
+            Some((program, args)) => (program.clone(), args.clone()),
+            None => (
+                std::env::current_exe()
+                    .map_err(SandboxError::io("locating the current executable"))?,
+                Vec::new(),
+            ),
+        };
         // The control socket is the init's standard input, so the spawn needs no code between
         // fork and exec: the standard library then starts the child with `posix_spawn`
         // (vfork) instead of copying this process's page tables, which costs milliseconds of
         // system time in a process running hundreds of rollouts.
         let child = Command::new(exe)
+            .args(args)
             .env_clear()
             .env(
                 INIT_ENV,

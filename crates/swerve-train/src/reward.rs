@@ -378,6 +378,18 @@ pub fn resolved(outcome: &Outcome, instance_id: &str) -> Option<bool> {
     from_report.or_else(|| outcome.reward.map(|reward| reward > 0.0))
 }
 
+/// Whether an evaluation report (one instance's, as `Grade::to_json` or `swerve eval`'s
+/// `results.json` writes it) failed for a reason that is not the model's: the machinery
+/// (`error_class = "infra"`: workspace, environment, sandbox or repository reset). Such a
+/// rollout earns no reward (neither 1 nor 0): trainers leave it out rather than learn from
+/// it as a failure.
+pub fn infra_failure(report: &serde_json::Value) -> bool {
+    report
+        .get("error_class")
+        .and_then(serde_json::Value::as_str)
+        == Some("infra")
+}
+
 /// The compression rate `swerve context reward --write` recorded in the outcome.
 pub fn compression_rate(outcome: &Outcome) -> Option<f64> {
     outcome

@@ -683,8 +683,39 @@ pub enum DataCommand {
     /// task: GRPO, Dr.GRPO or RLOO, DAPO's dynamic sampling, pass@k and group statistics.
     Advantages(AdvantagesArgs),
     /// Trainer data: SkyRL step-wise records, verl agent-loop records, TRL
-    /// prompt/completion rows or weighted messages; --min-reward for rejection fine-tuning.
+    /// prompt/completion rows, weighted messages or LLaMA-Factory v1 samples; --min-reward
+    /// for rejection fine-tuning.
     Export(ExportArgs),
+    /// Trainers' prompt datasets for on-policy RL: one row per task with its opening
+    /// messages and id, for verl (agent loop `swerve`), SkyRL (env_class `swerve`) or OpenRLHF.
+    Prompts(PromptsArgs),
+}
+
+/// `swerve data prompts`.
+#[derive(Debug, Args)]
+pub struct PromptsArgs {
+    /// The task file (SWE-bench JSON or JSONL).
+    #[arg(long, value_name = "FILE")]
+    pub tasks: PathBuf,
+    /// The trainer.
+    #[arg(long, value_enum)]
+    pub format: PromptFormatArg,
+    /// The file to write: JSON lines, or Parquet when it ends in .parquet (verl).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Only these tasks (default: all).
+    pub ids: Vec<String>,
+}
+
+/// Trainers of `swerve data prompts`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PromptFormatArg {
+    /// verl's RL dataset (data_source, prompt, agent_name, extra_info.task_id).
+    Verl,
+    /// SkyRL's prompt dataset (prompt, env_class, task_id).
+    Skyrl,
+    /// OpenRLHF's prompt dataset (prompt, label).
+    Openrlhf,
 }
 
 /// Which trajectories: a run directory's, or files.
@@ -745,6 +776,10 @@ pub struct ExportArgs {
     /// fine-tuning: 1 keeps resolved ones).
     #[arg(long, value_name = "R")]
     pub min_reward: Option<f64>,
+    /// verl: cut each record's response to this many tokens (verl's
+    /// actor_rollout_ref.rollout.response_length), marking it extra_fields.truncated.
+    #[arg(long, value_name = "N")]
+    pub max_response_len: Option<usize>,
     /// Re-tokenize steps whose token ids were not captured, with --tokenizer's chat
     /// template (a warning: the ids may differ from what the model saw).
     #[arg(long, requires = "tokenizer")]
@@ -768,6 +803,9 @@ pub enum ExportFormatArg {
     Trl,
     /// Whole conversations with per-message loss weights, one row per trajectory.
     Messages,
+    /// LLaMA-Factory v1 SFT samples: content blocks (text, reasoning, tool_call) and
+    /// per-message loss weights, one row per trajectory.
+    Llamafactory,
 }
 
 /// `swerve data backfill`. Options left out come from the `[backfill]` configuration.

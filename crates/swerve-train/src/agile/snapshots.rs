@@ -12,9 +12,11 @@
 //!   and `train` (axolotl), 1.0/true on the last, the target (SkyRL's, OpenRLHF's and
 //!   rLLM's "last assistant message"); `tools` as a JSON string when the run used native
 //!   calls; `num_tokens` when a tokenizer is given.
-//! - [`SampleFormat::Tokens`]: `input_ids` and `loss_mask` (SkyRL's and TRL's pretokenized
-//!   rows), the sample rendered with the model's chat template; the mask is 1 exactly on the
-//!   target as the template renders it, its header and end tokens included.
+//! - [`SampleFormat::Tokens`]: `input_ids`, `loss_mask` (SkyRL's pretokenized rows) and the
+//!   same mask again as `completion_mask` (TRL's: for `input_ids` rows TRL ignores
+//!   `loss_mask` and trains where `completion_mask` is 1), the sample rendered with the
+//!   model's chat template; the mask is 1 exactly on the target as the template renders
+//!   it, its header and end tokens included.
 
 use std::io::Write;
 
@@ -127,6 +129,7 @@ struct Row<'a> {
 enum Body<'a> {
     Tokens {
         input_ids: Vec<u32>,
+        completion_mask: Vec<u8>,
         loss_mask: Vec<u8>,
     },
     Messages {
@@ -176,6 +179,7 @@ pub fn write_trajectory(
                 total += input_ids.len();
                 Body::Tokens {
                     input_ids,
+                    completion_mask: loss_mask.clone(),
                     loss_mask,
                 }
             }

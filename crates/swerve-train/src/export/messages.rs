@@ -1,8 +1,8 @@
 //! Whole conversations with per-message loss weights: SFT data of whole trajectories
 //! (rejection fine-tuning). One row per trajectory: `id`, `instance_id`, `reward` (when
 //! graded), `messages` (every turn of [`Trajectory::conversation`], assistant turns with
-//! their reasoning in `reasoning_content`), each message with `loss_weight` (LLaMA-Factory)
-//! and `train` (axolotl): 1 / true on assistant turns of positive weight, 0 / false
+//! their reasoning in `reasoning_content`), each message with `loss_weight` and `train`
+//! (axolotl; LLaMA-Factory v1 needs content blocks: [`super::llamafactory`]): 1 / true on assistant turns of positive weight, 0 / false
 //! elsewhere, so a turn that caused a format error is not trained; `tools` as a JSON string
 //! when the run used native calls (FORMATS g.8). Snapshot samples, one per step, are
 //! `swerve data snapshots`.

@@ -1,12 +1,16 @@
 //! Trainer records from trajectories (FORMATS.md §g), one module per format:
 //! [`skyrl`] (step-wise generator output), [`verl`] (agent-loop output), [`trl`]
-//! (prompt/completion) and [`messages`] (whole conversations with per-message weights).
+//! (prompt/completion), [`messages`] (whole conversations with per-message weights) and
+//! [`llamafactory`] (v1 content blocks); [`exporter`] runs one export over many
+//! trajectories for every front end.
 //!
 //! The token formats take each step's ids from what the model server returned
 //! ([`swerve_core::trajectory::TokenCapture`], `agent.capture_tokens`). A step without them
 //! is an error naming the trajectory and step, unless the caller opted into re-tokenizing
 //! the text ([`Retokenize`]); re-tokenized steps are marked so the caller can warn.
 
+pub mod exporter;
+pub mod llamafactory;
 pub mod messages;
 pub mod skyrl;
 pub mod trl;
@@ -184,24 +188,51 @@ pub fn sent_messages(
 pub struct TrajectoryId {
     /// The task instance.
     pub instance_id: String,
-    /// The sample: the `k` of a `swerve run` trajectory id `<instance_id>__<k>`, else 0.
+    /// The sample: the `k` of a `swerve run` trajectory id `<instance_id>__<k>`, else (and
+    /// when another trajectory of the export took that `k`) as [`Repetitions`] numbers it.
     pub repetition_id: usize,
+}
+
+/// Numbers the samples of each task across one export, so that no two trajectories of a
+/// task share a [`TrajectoryId`]: a `swerve run` id keeps its `k` when it is free, and ids
+/// without one (serve sessions, shims, imports) get the lowest number still free.
+#[derive(Debug, Default)]
+pub struct Repetitions(std::collections::HashMap<String, std::collections::BTreeSet<usize>>);
+
+impl Repetitions {
+    /// The id of the trajectory with `header`, unique among those assigned so far.
+    pub fn assign(&mut self, header: &Header) -> TrajectoryId {
+        let used = self.0.entry(header.instance_id.clone()).or_default();
+        let repetition_id = sample_k(header)
+            .filter(|k| !used.contains(k))
+            .or_else(|| (0..).find(|k| !used.contains(k)))
+            .unwrap_or_default();
+        used.insert(repetition_id);
+        TrajectoryId {
+            instance_id: header.instance_id.clone(),
+            repetition_id,
+        }
+    }
 }
 
 impl TrajectoryId {
     /// The id of the trajectory with `header`.
     pub fn of(header: &Header) -> Self {
-        let repetition_id = header
-            .id
-            .strip_prefix(header.instance_id.as_str())
-            .and_then(|rest| rest.strip_prefix("__"))
-            .and_then(|k| k.parse().ok())
-            .unwrap_or(0);
         Self {
             instance_id: header.instance_id.clone(),
-            repetition_id,
+            repetition_id: sample_k(header).unwrap_or(0),
         }
     }
+}
+
+/// The `k` of a `swerve run` trajectory id `<instance_id>__<k>`.
+fn sample_k(header: &Header) -> Option<usize> {
+    header
+        .id
+        .strip_prefix(header.instance_id.as_str())?
+        .strip_prefix("__")?
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]
@@ -308,6 +339,14 @@ mod tests {
         assert_eq!(TrajectoryId::of(&header).repetition_id, 3);
         let imported = Header::new("some-import", "django__django-1");
         assert_eq!(TrajectoryId::of(&imported).repetition_id, 0);
+        // Numbered across an export: sessions and imports take the free numbers.
+        let mut repetitions = Repetitions::default();
+        let session = |id: &str| Header::new(id, "calc-1");
+        let ids: Vec<usize> = ["calc-1__g3__s5", "calc-1__0", "calc-1__g3__s6", "calc-1__1"]
+            .into_iter()
+            .map(|id| repetitions.assign(&session(id)).repetition_id)
+            .collect();
+        assert_eq!(ids, [0, 1, 2, 3]);
     }
 
     #[test]

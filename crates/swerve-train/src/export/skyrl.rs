@@ -7,7 +7,6 @@
 //! computes advantages on last steps and broadcasts them.
 
 use serde::{Deserialize, Serialize};
-use swerve_core::trajectory::Trajectory;
 
 use super::{StepTokens, TrajectoryId};
 
@@ -31,9 +30,9 @@ pub struct SkyrlStep {
     pub is_last_step: bool,
 }
 
-/// The records of `trajectory`, whose steps have `tokens`, rewarded `reward`.
-pub fn steps(trajectory: &Trajectory, tokens: &[StepTokens], reward: f64) -> Vec<SkyrlStep> {
-    let id = TrajectoryId::of(&trajectory.header);
+/// The records of the trajectory `id` (its id in the export, see [`super::Repetitions`]),
+/// whose steps have `tokens`, rewarded `reward`.
+pub fn steps(id: TrajectoryId, tokens: &[StepTokens], reward: f64) -> Vec<SkyrlStep> {
     let last = tokens.len().saturating_sub(1);
     tokens
         .iter()
@@ -104,7 +103,7 @@ mod tests {
     fn records_round_trip_and_hold_the_captured_ids() {
         let trajectory = fixture::captured();
         let tokens = step_tokens(&trajectory, None).unwrap();
-        let records = steps(&trajectory, &tokens, 1.0);
+        let records = steps(TrajectoryId::of(&trajectory.header), &tokens, 1.0);
         check(&records).unwrap();
         assert_eq!(records.len(), 3);
         for (record, step) in records.iter().zip(&trajectory.steps) {
@@ -156,7 +155,7 @@ mod tests {
     fn check_catches_broken_records() {
         let trajectory = fixture::captured();
         let tokens = step_tokens(&trajectory, None).unwrap();
-        let good = steps(&trajectory, &tokens, 0.5);
+        let good = steps(TrajectoryId::of(&trajectory.header), &tokens, 0.5);
         let mut early_last = good.clone();
         early_last[0].is_last_step = true;
         assert!(check(&early_last).unwrap_err().contains("record 0"));

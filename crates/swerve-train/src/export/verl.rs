@@ -2,8 +2,11 @@
 //! `prompt_ids` (the first request), `response_ids` (every generated token and, between
 //! them, the tokens of tool observations), `response_mask` (1 generated, 0 observation),
 //! `response_logprobs` (0 on observation tokens; `null` when not captured), `reward_score`,
-//! `num_turns` (user, assistant and tool turns, as verl's tool agent loop counts them) and
-//! `extra_fields` (the trajectory's ids).
+//! `num_turns` (user, assistant and tool turns, as verl's tool agent loop counts them),
+//! `metrics` (verl's `AgentLoopMetrics`, which has no default: timings are not recorded, so
+//! zeros) and `extra_fields` (the trajectory's ids). [`VerlRecord::truncate`] cuts the
+//! response to verl's `rollout.response_length`, as its agent loops do (its padding never
+//! cuts, and a longer row breaks the batch).
 //!
 //! verl's loop is token-in/token-out over one growing sequence, so each request must extend
 //! the previous request and reply. A run whose context was edited (a SWE-AGILE reasoning
@@ -31,11 +34,38 @@ pub struct VerlRecord {
     pub reward_score: f64,
     /// User, assistant and tool turns.
     pub num_turns: usize,
+    /// verl's `AgentLoopMetrics` (a required field).
+    #[serde(default)]
+    pub metrics: VerlMetrics,
     /// The trajectory's ids.
     pub extra_fields: VerlExtra,
 }
 
+/// verl's `AgentLoopMetrics`: seconds spent generating and in tools (0: not recorded).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerlMetrics {
+    /// Seconds generating.
+    pub generate_sequences: f64,
+    /// Seconds in tools.
+    pub tool_calls: f64,
+}
+
 impl VerlRecord {
+    /// Cuts the response (ids, mask, logprobs) to `max` tokens; true when it was longer.
+    pub fn truncate(&mut self, max: usize) -> bool {
+        if self.response_ids.len() <= max {
+            return false;
+        }
+        self.response_ids.truncate(max);
+        self.response_mask.truncate(max);
+        if let Some(logprobs) = &mut self.response_logprobs {
+            logprobs.truncate(max);
+        }
+        self.extra_fields.truncated = true;
+        true
+    }
+
     /// The generated tokens: the response ids under mask 1, in order.
     pub fn generated_ids(&self) -> Vec<u32> {
         self.response_ids
@@ -55,6 +85,9 @@ pub struct VerlExtra {
     pub trajectory_id: String,
     /// The task instance.
     pub instance_id: String,
+    /// The response was cut to the maximum length.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 /// The record of `trajectory`, whose steps have `tokens`, rewarded `reward`.
@@ -106,9 +139,11 @@ pub fn record(
         response_logprobs: captured_logprobs.then_some(logprobs),
         reward_score: reward,
         num_turns: 2 * tokens.len(),
+        metrics: VerlMetrics::default(),
         extra_fields: VerlExtra {
             trajectory_id: trajectory.header.id.clone(),
             instance_id: trajectory.header.instance_id.clone(),
+            truncated: false,
         },
     })
 }
@@ -166,6 +201,27 @@ mod tests {
         assert_eq!(generated, captured);
         let line = serde_json::to_string(&record).unwrap();
         assert_eq!(serde_json::from_str::<VerlRecord>(&line).unwrap(), record);
+    }
+
+    #[test]
+    fn records_carry_metrics_and_are_cut_to_the_response_length() {
+        let trajectory = fixture::captured();
+        let tokens = step_tokens(&trajectory, None).unwrap();
+        let mut record = record(&trajectory, &tokens, 1.0).unwrap();
+        let line: serde_json::Value = serde_json::to_value(&record).unwrap();
+        assert_eq!(
+            line["metrics"],
+            serde_json::json!({"generate_sequences": 0.0, "tool_calls": 0.0})
+        );
+        assert!(line["extra_fields"].get("truncated").is_none());
+        assert!(!record.truncate(10));
+        assert!(record.truncate(7));
+        assert_eq!(record.response_ids, vec![100, 200, 10, 11, 101, 201, 11]);
+        assert_eq!(record.response_mask.len(), 7);
+        assert_eq!(record.response_logprobs.as_ref().map(Vec::len), Some(7));
+        check(&record).unwrap();
+        let line: serde_json::Value = serde_json::to_value(&record).unwrap();
+        assert_eq!(line["extra_fields"]["truncated"], true);
     }
 
     #[test]

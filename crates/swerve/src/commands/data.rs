@@ -2,11 +2,13 @@
 //! `snapshots` (SWE-AGILE snapshot SFT samples, [`crate::agile::snapshots`]), `backfill`
 //! (SWE-AGILE reasoning written into existing trajectories by a teacher, [`backfill`]),
 //! `advantages` (rewards and group advantages, [`advantages`]) and `export` (trainer
-//! records, [`export`]) and `world` (SWE-World's world-model SFT data, [`world`]).
+//! records, [`export`]), `world` (SWE-World's world-model SFT data, [`world`]) and
+//! `prompts` (trainers' prompt datasets, [`prompts`]).
 
 mod advantages;
 mod backfill;
 mod export;
+mod prompts;
 mod world;
 
 use std::process::ExitCode;
@@ -30,6 +32,7 @@ pub fn run(config: &Config, command: DataCommand) -> Result<ExitCode> {
         DataCommand::Advantages(args) => advantages::run(config, &args),
         DataCommand::Export(args) => export::run(config, &args),
         DataCommand::World(args) => world::run(config, &args),
+        DataCommand::Prompts(args) => prompts::run(config, &args),
     }
 }
 

@@ -11,7 +11,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -63,32 +62,27 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
         .flat_map(|task| (0..runs).map(move |run| (task, run)))
         .collect();
     let total = jobs.len();
-    let permits = Arc::new(tokio::sync::Semaphore::new(args.workers.max(1)));
-    let done = Arc::new(AtomicUsize::new(0));
+    let done = AtomicUsize::new(0);
     let started = Instant::now();
-    let handles: Vec<_> = jobs
-        .iter()
-        .map(|&(task_index, _)| {
-            let (grader, permits, done) = (grader.clone(), permits.clone(), done.clone());
-            let task = tasks[task_index].clone();
-            let patch = patches[task_index].clone().flatten();
-            runtime.spawn(async move {
-                let _permit = permits.acquire_owned().await;
-                let grade = grader.grade(&task, patch.as_deref(), None).await;
-                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
-                eprintln!(
-                    "[{finished}/{total}] {:<40} {}  {:.1} s",
-                    task.instance_id,
-                    verdict(&grade),
-                    started.elapsed().as_secs_f64()
-                );
-                grade
-            })
-        })
-        .collect();
+    let graded = runtime.block_on(grading::grade_all(
+        grader.clone(),
+        jobs.iter()
+            .map(|&(task, _)| (tasks[task].clone(), patches[task].clone().flatten()))
+            .collect(),
+        args.workers,
+        move |task, grade| {
+            let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+            eprintln!(
+                "[{finished}/{total}] {:<40} {}  {:.1} s",
+                task.instance_id,
+                verdict(grade),
+                started.elapsed().as_secs_f64()
+            );
+        },
+    ))?;
     let mut results: Vec<Vec<Option<Grade>>> = vec![vec![None; runs]; tasks.len()];
-    for (&(task_index, run), handle) in jobs.iter().zip(handles) {
-        results[task_index][run] = Some(runtime.block_on(handle)?);
+    for (&(task_index, run), (_, grade)) in jobs.iter().zip(graded) {
+        results[task_index][run] = Some(grade);
     }
     let first: Vec<(String, Option<Grade>)> = tasks
         .iter()

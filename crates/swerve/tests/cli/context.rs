@@ -173,6 +173,8 @@ fn snapshots_train_each_turn_on_exactly_the_context_the_model_was_sent() {
             let ids: Vec<u32> = serde_json::from_value(row["input_ids"].clone()).unwrap();
             let mask: Vec<u8> = serde_json::from_value(row["loss_mask"].clone()).unwrap();
             assert_eq!(ids.len(), mask.len());
+            // TRL reads the same mask as completion_mask.
+            assert_eq!(row["completion_mask"], row["loss_mask"]);
             // The sample starts with exactly the prompt the model was sent at this step.
             let sent = tokenizer.encode(&prompts[step], false).unwrap();
             assert_eq!(ids[..sent.len()], sent[..], "{id} step {step}");

@@ -464,15 +464,28 @@ fn the_openrlhf_reward_endpoint_grades_the_patch_in_each_response() {
         "query": [
             format!("{prompt}Here is my fix:\n```diff\n{gold}```\n"),
             format!("{prompt}I could not find it."),
+            // The prompt is not the query's start: its diff is not graded.
+            format!("Fix the bug!\n```diff\n{gold}```\n"),
         ],
-        "prompts": [prompt, prompt],
-        "labels": [first, second],
+        "prompts": [prompt, prompt, prompt],
+        "labels": [first, second, first],
     });
     let path = format!("/v1/reward?access_token={}", common::SERVE_TOKEN);
     let answer = http(&serve.address, "POST", &path, None, Some(&request));
     assert_eq!(answer.status, 200, "{}", answer.body);
-    assert_eq!(answer.body["rewards"], json!([1.0, 0.0]));
-    assert_eq!(answer.body["extra_logs"]["patch_found"], json!([1.0, 0.0]));
+    assert_eq!(answer.body["rewards"], json!([1.0, 0.0, 0.0]));
+    assert_eq!(
+        answer.body["extra_logs"]["patch_found"],
+        json!([1.0, 0.0, 0.0])
+    );
+    assert_eq!(
+        answer.body["extra_logs"]["prompt_mismatch"],
+        json!([0.0, 0.0, 1.0])
+    );
+    assert_eq!(
+        answer.body["extra_logs"]["no_reward"],
+        json!([0.0, 0.0, 0.0])
+    );
     assert_nothing_left(cache.path(), &serve);
 }
 

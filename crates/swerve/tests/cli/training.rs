@@ -191,7 +191,10 @@ fn captured_token_ids_reach_every_trainer_format_unchanged() {
     succeeded(&output);
     let trl: Vec<TrlRow> = rows(&path);
     assert_eq!(trl.len(), steps.len());
-    assert_eq!(trl[0].completion[0].text(), steps[0].reply_turn().text());
+    assert_eq!(
+        trl[0].completion[0]["content"].as_str(),
+        Some(steps[0].reply_turn().text().as_str())
+    );
     let (path, output) = run.export("messages", &["--min-reward", "0.5"]);
     succeeded(&output);
     let conversations: Vec<MessagesRow> = rows(&path);

@@ -1,29 +1,23 @@
-//! `swerve data export`: trainer records from trajectories ([`swerve_train::export`]),
-//! rewarded with the `[reward]` settings, optionally only those reaching `--min-reward`
-//! (rejection fine-tuning; turns that caused format errors are never trained). The file is
-//! written once every trajectory converted, or not at all.
+//! `swerve data export`: trainer records from trajectories
+//! ([`swerve_train::export::exporter`]), rewarded with the `[reward]` settings, optionally
+//! only those reaching `--min-reward` (rejection fine-tuning; turns that caused format
+//! errors are never trained). The file is written once every trajectory converted, or not
+//! at all.
 
 use std::process::ExitCode;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, bail};
 use serde_json::Value;
-use swerve_chat::ChatModel;
-use swerve_core::trajectory::import::{Loaded, load_all};
-use swerve_train::export::{Retokenize, conversation_of, messages, skyrl, step_tokens, trl, verl};
-use swerve_train::reward::reward;
-use swerve_train::rft::{keep, turn_weights};
-
-use crate::cli::{ExportArgs, ExportFormatArg};
+use swerve_core::trajectory::import::load_all;
 use swerve_rollout::config::Config;
-use swerve_train::agile::tokens::TemplateTokens;
-use swerve_train::agile::tokens::{Tokens, load_model, request_tools};
-use swerve_train::reward::reward_of;
+use swerve_rollout::run_dir::trajectory_files;
+use swerve_train::agile::tokens::load_model;
+use swerve_train::export::exporter::{Exporter, Format, Options};
 use swerve_train::rows::write_lines;
 
-use swerve_rollout::run_dir::trajectory_files;
+use crate::cli::{ExportArgs, ExportFormatArg};
 
 pub fn run(config: &Config, args: &ExportArgs) -> Result<ExitCode> {
-    config.reward.validate()?;
     let model = match (&args.tokenizer, args.retokenize) {
         (Some(dir), true) => Some(load_model(dir, args.chat_template.as_deref())?),
         (Some(_), false) => {
@@ -31,97 +25,31 @@ pub fn run(config: &Config, args: &ExportArgs) -> Result<ExitCode> {
         }
         (None, _) => None,
     };
+    let mut exporter = Exporter::new(Options {
+        format: match args.format {
+            ExportFormatArg::Skyrl => Format::Skyrl,
+            ExportFormatArg::Verl => Format::Verl,
+            ExportFormatArg::Trl => Format::Trl,
+            ExportFormatArg::Messages => Format::Messages,
+            ExportFormatArg::Llamafactory => Format::Llamafactory,
+        },
+        reward: &config.reward,
+        min_reward: args.min_reward,
+        max_response_len: args.max_response_len,
+        retokenizer: model.as_ref(),
+    })?;
     let files = trajectory_files(args.source.run.as_deref(), &args.source.files)?;
     let mut rows: Vec<Value> = Vec::new();
-    let (mut exported, mut skipped) = (0, 0);
     for loaded in load_all(&files)? {
-        let needs_reward = matches!(args.format, ExportFormatArg::Skyrl | ExportFormatArg::Verl)
-            || args.min_reward.is_some();
-        let reward = if needs_reward {
-            Some(reward_of(&loaded, &config.reward)?)
-        } else {
-            reward(&loaded.trajectory, &config.reward).ok()
-        };
-        if let (Some(min), Some(reward)) = (args.min_reward, &reward)
-            && !keep(reward, min)
-        {
-            skipped += 1;
-            continue;
+        rows.extend(exporter.rows(&loaded)?);
+        for warning in exporter.warnings.drain(..) {
+            eprintln!("warning: {warning}");
         }
-        let total = reward.as_ref().map(|reward| reward.total);
-        convert(&loaded, args.format, total, model.as_ref(), &mut rows)
-            .with_context(|| loaded.path.display().to_string())?;
-        exported += 1;
     }
     write_lines(&args.out, &rows)?;
-    let filter = match args.min_reward {
-        Some(min) => format!(", {skipped} below reward {min} left out"),
-        None => String::new(),
-    };
     println!(
-        "{exported} trajectories{filter}; {} records -> {}",
-        rows.len(),
-        args.out.display()
+        "{}",
+        exporter.summary(rows.len(), &args.out.display().to_string())
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// Appends the records of one trajectory, rewarded `reward`, to `rows`.
-fn convert(
-    loaded: &Loaded,
-    format: ExportFormatArg,
-    reward: Option<f64>,
-    model: Option<&ChatModel>,
-    rows: &mut Vec<Value>,
-) -> Result<()> {
-    let trajectory = &loaded.trajectory;
-    match format {
-        ExportFormatArg::Skyrl | ExportFormatArg::Verl => {
-            let reward = reward.context("no reward")?;
-            let retokenizer = model
-                .map(|model| Tokens::new(model, &trajectory.header).map(TemplateTokens))
-                .transpose()?;
-            let tokens = step_tokens(
-                trajectory,
-                retokenizer.as_ref().map(|r| r as &dyn Retokenize),
-            )?;
-            let retokenized = tokens.iter().filter(|step| step.retokenized).count();
-            if let (Some(model), true) = (model, retokenized > 0) {
-                eprintln!(
-                    "warning: {}: {retokenized} of {} steps re-tokenized with the chat template \
-                     of {} (no captured ids): the ids may differ from what the model saw, and \
-                     they have no logprobs",
-                    loaded.name(),
-                    tokens.len(),
-                    model.dir().display()
-                );
-            }
-            if format == ExportFormatArg::Skyrl {
-                let records = skyrl::steps(trajectory, &tokens, reward);
-                skyrl::check(&records).map_err(|error| anyhow!("SkyRL record: {error}"))?;
-                for record in &records {
-                    rows.push(serde_json::to_value(record)?);
-                }
-            } else {
-                let record = verl::record(trajectory, &tokens, reward)?;
-                verl::check(&record).map_err(|error| anyhow!("verl record: {error}"))?;
-                rows.push(serde_json::to_value(&record)?);
-            }
-        }
-        ExportFormatArg::Trl | ExportFormatArg::Messages => {
-            let conversation = conversation_of(trajectory)?;
-            let weights = turn_weights(trajectory);
-            let tools = request_tools(&trajectory.header.config)?;
-            if format == ExportFormatArg::Trl {
-                for row in trl::rows(trajectory, &conversation, &weights, tools.as_deref()) {
-                    rows.push(serde_json::to_value(&row)?);
-                }
-            } else {
-                let row =
-                    messages::row(trajectory, conversation, &weights, reward, tools.as_deref());
-                rows.push(serde_json::to_value(&row)?);
-            }
-        }
-    }
-    Ok(())
 }

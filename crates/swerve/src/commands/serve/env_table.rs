@@ -1,16 +1,12 @@
 //! The service's open environments: the table the `/v1/envs` handlers ([`super::envs`])
-//! and the reaper share, each environment's workspace and tools, and their teardown. Apart
+//! and the reaper share (each a `swerve_rollout::gym::GymEnv`), and their teardown. Apart
 //! from the handlers so the service's state does not depend on its routes.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use swerve_core::Task;
-use swerve_rollout::config::Config;
-use swerve_sandbox::Workspace;
-use swerve_tools::Toolbox;
-use swerve_tools::formats::ToolFormat;
+use swerve_rollout::gym::GymEnv;
 
 use super::errors::ApiError;
 
@@ -27,7 +23,7 @@ pub struct Envs {
 /// One environment and when it was last used.
 pub(super) struct Slot {
     /// The environment; `None` once destroyed.
-    pub(super) env: Arc<tokio::sync::Mutex<Option<Env>>>,
+    pub(super) env: Arc<tokio::sync::Mutex<Option<GymEnv>>>,
     /// When a request last used it.
     pub(super) last_used: Mutex<Instant>,
 }
@@ -44,22 +40,6 @@ impl Slot {
             .unwrap_or_else(|e| e.into_inner())
             .elapsed()
     }
-}
-
-/// A task's workspace and tools, under the configuration it was opened with.
-pub(super) struct Env {
-    /// The task it was opened for.
-    pub(super) task: Task,
-    /// The configuration it was opened with (the service's, with the request's overrides).
-    pub(super) config: Config,
-    /// How tool calls are read from a model's reply.
-    pub(super) format: Box<dyn ToolFormat>,
-    /// The task's sandboxed workspace.
-    pub(super) workspace: Workspace,
-    /// The tools over it.
-    pub(super) toolbox: Toolbox,
-    /// The agent called `finish`.
-    pub(super) done: bool,
 }
 
 impl Envs {
@@ -129,9 +109,9 @@ impl Envs {
 }
 
 /// Destroys `env`'s workspace (logged when that fails).
-pub(super) fn destroy(id: &str, env: Option<Env>) {
+pub(super) fn destroy(id: &str, env: Option<GymEnv>) {
     if let Some(env) = env
-        && let Err(error) = tokio::task::block_in_place(|| env.workspace.destroy())
+        && let Err(error) = tokio::task::block_in_place(|| env.destroy())
     {
         tracing::warn!(id = %id, "destroying the environment's workspace: {error}");
     }

@@ -1,8 +1,9 @@
-//! Gym-style environments: `POST /v1/envs` opens a task's sandboxed workspace and toolbox
-//! and answers with the opening messages and tool specs; `POST /v1/envs/{id}/step` runs a
-//! tool call (given, or parsed from a model's reply with the configured format);
-//! `POST /v1/envs/{id}/evaluate` grades the current patch; `DELETE /v1/envs/{id}` destroys
-//! it. An environment idle for `serve.env_ttl_secs` is destroyed by the reaper.
+//! Gym-style environments over HTTP (each a [`swerve_rollout::gym::GymEnv`]): `POST
+//! /v1/envs` opens a task's sandboxed workspace and toolbox and answers with the opening
+//! messages and tool specs; `POST /v1/envs/{id}/step` runs a tool call (given, or parsed
+//! from a model's reply with the configured format); `POST /v1/envs/{id}/evaluate` grades
+//! the current patch; `DELETE /v1/envs/{id}` destroys it. An environment idle for
+//! `serve.env_ttl_secs` is destroyed by the reaper.
 //!
 //! Commands always run in the sandbox here (`run.env = "world"` applies to rollouts only).
 
@@ -13,16 +14,13 @@ use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path as UrlPath, State};
 use serde_json::{Value, json};
-use swerve_agent::episode::opening;
 use swerve_agent::prompt::Prompts;
-use swerve_core::ToolCall;
-use swerve_tools::formats::{ModelOutput, NativeToolCall};
+use swerve_rollout::gym::{self, Action, GymEnv};
 
-use super::env_table::{Env, Slot, destroy};
+use super::env_table::{Slot, destroy};
 use super::errors::{ApiError, read_json};
 use super::requests::{EnvRequest, StepRequest, overridden};
 use super::service::Service;
-use swerve_rollout::open;
 
 /// `POST /v1/envs`.
 pub async fn create(
@@ -34,10 +32,11 @@ pub async fn create(
         .tasks
         .resolve(request.task.as_ref(), request.task_id.as_deref())?;
     let config = overridden(&service.config, &service.serve, &request.overrides)?;
-    let format = config
+    // Checked here so that a bad override is the client's error, not the service's.
+    config
         .format()
         .map_err(|error| ApiError::bad_field("overrides", format!("{error:#}")))?;
-    let prompts = Prompts::new(&config.prompts)
+    Prompts::new(&config.prompts)
         .map_err(|error| ApiError::bad_field("overrides", error.to_string()))?;
     let id = service.session_id(request.session_id.as_deref(), "env")?;
     let envs = &service.envs;
@@ -67,47 +66,17 @@ pub async fn create(
         open.insert(id.clone(), slot.clone());
     }
     // No await from here on: the request cannot be dropped half-way.
-    let opened = tokio::task::block_in_place(|| -> anyhow::Result<_> {
-        let cache = config.cache()?;
-        let workspace = open::workspace(&config, &cache, &service.task_file, &task)?;
-        let toolbox = open::toolbox(&config, &workspace);
-        let tools = swerve_tools::tool_specs(toolbox.config());
-        let mount_point = config.sandbox.mount_point.to_string_lossy().into_owned();
-        let messages = opening(
-            format.as_ref(),
-            &prompts,
-            &config.agent,
-            &task,
-            &tools,
-            &mount_point,
-        )?;
-        Ok((workspace, toolbox, tools, messages))
-    });
-    let (workspace, toolbox, tools, messages) = match opened {
+    let opened =
+        tokio::task::block_in_place(|| GymEnv::open(id.clone(), config, &service.task_file, task));
+    let opened = match opened {
         Ok(opened) => opened,
         Err(error) => {
             envs.lock().remove(&id);
             return Err(ApiError::internal(&error));
         }
     };
-    let rendered = format.render(&tools);
-    let answer = json!({
-        "id": id,
-        "instance_id": task.instance_id,
-        "format": format.name(),
-        "messages": messages,
-        "tools": rendered.tools,
-        "tool_specs": tools,
-        "max_steps": config.agent.max_steps,
-    });
-    *env = Some(Env {
-        task,
-        config,
-        format,
-        workspace,
-        toolbox,
-        done: false,
-    });
+    let answer = opened.opening().clone();
+    *env = Some(opened);
     slot.touch();
     Ok(Json(answer))
 }
@@ -120,41 +89,12 @@ pub async fn step(
 ) -> Result<Json<Value>, ApiError> {
     let request: StepRequest = read_json(body, service.serve.max_body_bytes).await?;
     let slot = service.envs.get(&id)?;
-    let mut guard = slot.env.lock().await;
-    let env = guard
-        .as_mut()
-        .ok_or_else(|| ApiError::not_found(&format!("environment {id:?}")))?;
-    if env.done {
-        return Err(ApiError::conflict(format!(
-            "environment {id:?} is done (the agent called finish): evaluate or delete it"
-        )));
-    }
-    let (call, call_id) = match (request.call, request.text) {
-        (Some(call), None) if request.tool_calls.is_empty() => (call, None),
-        (None, Some(text)) => {
-            let output = ModelOutput {
-                text,
-                tool_calls: request
-                    .tool_calls
-                    .iter()
-                    .map(NativeToolCall::from_openai)
-                    .collect(),
-            };
-            match env.format.parse(&output) {
-                Ok(parsed) => (parsed.call, parsed.call_id),
-                Err(error) => {
-                    let told = env.format.render_error(&error);
-                    slot.touch();
-                    return Ok(Json(json!({
-                        "observation": told.content,
-                        "done": false,
-                        "format_error": error.to_string(),
-                        "call": null,
-                        "message": told.to_openai(),
-                    })));
-                }
-            }
-        }
+    let action = match (request.call, request.text) {
+        (Some(call), None) if request.tool_calls.is_empty() => Action::Call(call),
+        (None, Some(text)) => Action::Reply {
+            text,
+            tool_calls: request.tool_calls,
+        },
         _ => {
             return Err(ApiError::bad_field(
                 "call",
@@ -163,20 +103,14 @@ pub async fn step(
             ));
         }
     };
-    let result = tokio::task::block_in_place(|| env.toolbox.call(&call));
-    env.done = result.done;
-    let rendered = env
-        .format
-        .render_result(&result.observation, call_id.as_deref());
+    let mut guard = slot.env.lock().await;
+    let env = guard
+        .as_mut()
+        .ok_or_else(|| ApiError::not_found(&format!("environment {id:?}")))?;
+    let stepped = tokio::task::block_in_place(|| env.step(action))
+        .map_err(|done| ApiError::conflict(done.to_string()))?;
     slot.touch();
-    Ok(Json(json!({
-        "observation": result.observation,
-        "done": result.done,
-        "is_error": result.is_error,
-        "format_error": null,
-        "call": call_json(&call),
-        "message": rendered.to_openai(),
-    })))
+    Ok(Json(stepped))
 }
 
 /// `POST /v1/envs/{id}/evaluate`: grades the workspace's current patch by SWE-bench's rules
@@ -192,26 +126,12 @@ pub async fn evaluate(
         .as_ref()
         .ok_or_else(|| ApiError::not_found(&format!("environment {id:?}")))?;
     let prepared = tokio::task::block_in_place(|| -> anyhow::Result<_> {
-        let patch = env.workspace.patch(&env.config.patch)?.diff;
-        Ok((patch, service.grader(&env.config)?))
+        Ok((env.patch()?, service.grader(env.config())?))
     });
     let (patch, grader) = prepared.map_err(|error| ApiError::internal(&error))?;
-    let grade = grader
-        .grade(
-            &env.task,
-            Some(patch.as_str()).filter(|patch| !patch.is_empty()),
-            Some(&id),
-        )
-        .await;
+    let graded = gym::grade(grader.as_ref(), env.task(), env.id(), &patch).await;
     slot.touch();
-    Ok(Json(json!({
-        "id": id,
-        "instance_id": env.task.instance_id,
-        "reward": grade.score.unwrap_or(0.0),
-        "resolved": grade.resolved(),
-        "patch": patch,
-        "report": grade.to_json(),
-    })))
+    Ok(Json(graded))
 }
 
 /// `DELETE /v1/envs/{id}`.
@@ -227,8 +147,4 @@ pub async fn delete(
     let env = slot.env.lock().await.take();
     destroy(&id, env);
     Ok(Json(json!({"id": id, "deleted": true})))
-}
-
-fn call_json(call: &ToolCall) -> Value {
-    json!({"name": call.name, "arguments": call.arguments})
 }

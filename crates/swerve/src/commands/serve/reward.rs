@@ -66,32 +66,44 @@ pub async fn openrlhf(
     let grader = tokio::task::block_in_place(|| service.grader(&service.config))
         .map_err(|error| ApiError::internal(&error))?;
     let request_id = service.new_id("reward");
-    let (mut rewards, mut found) = (Vec::new(), Vec::new());
+    let (mut rewards, mut found, mut mismatch, mut no_reward) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (index, (query, task)) in request.query.iter().zip(&tasks).enumerate() {
-        let response = request
-            .prompts
-            .get(index)
-            .and_then(|prompt| query.strip_prefix(prompt.as_str()))
-            .unwrap_or(query);
-        let reward = match patch_in(response) {
+        // The response is what follows the prompt. A query that does not start with its
+        // prompt (the decoded tokens differ from the prompt text) is not searched whole: a
+        // diff quoted in the issue would be graded as the model's. It scores 0, reported.
+        let response = match request.prompts.get(index) {
+            Some(prompt) => query.strip_prefix(prompt.as_str()),
+            None => Some(query.as_str()),
+        };
+        mismatch.push(if response.is_none() { 1.0 } else { 0.0 });
+        let (reward, patch_found, infra) = match response.and_then(patch_in) {
             Some(patch) => {
-                found.push(1.0);
                 let label = format!("{request_id}-{index}");
                 let patch = Some(patch.as_str()).filter(|patch| !patch.is_empty());
                 let grade = grader.grade(task, patch, Some(&label)).await;
-                grade.score.unwrap_or(0.0)
+                match swerve_rollout::gym::reward_of(&grade) {
+                    Some(reward) => (reward, 1.0, 0.0),
+                    None => {
+                        tracing::warn!(
+                            task = %task.instance_id,
+                            "grading failed for the machinery's reason (no reward): {}",
+                            grade.report.error.as_deref().unwrap_or("infra")
+                        );
+                        (0.0, 1.0, 1.0)
+                    }
+                }
             }
-            None => {
-                found.push(0.0);
-                0.0
-            }
+            None => (0.0, 0.0, 0.0),
         };
         rewards.push(reward);
+        found.push(patch_found);
+        no_reward.push(infra);
     }
     Ok(Json(json!({
         "rewards": rewards,
         "scores": rewards,
-        "extra_logs": {"patch_found": found},
+        "extra_logs": {"patch_found": found, "prompt_mismatch": mismatch, "no_reward": no_reward},
     })))
 }
 

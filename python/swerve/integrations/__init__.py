@@ -1,0 +1,17 @@
+"""Trainer integrations: each module adapts :class:`swerve.Env` and swerve's data to one
+trainer's own interface, and imports that trainer only when it is used.
+
+- :mod:`swerve.integrations.skyrl`: a skyrl-gym ``BaseTextEnv`` (``env_class: swerve``) and
+  ``TrajectoryID``-keyed step-wise outputs with unique session ids;
+- :mod:`swerve.integrations.verl`: an async token-in/token-out agent loop returning
+  ``AgentLoopOutput`` fields (``metrics`` included), truncated to the configured lengths;
+- :mod:`swerve.integrations.openrlhf`: a multi-turn ``AgentInstance`` and the reward
+  endpoint's prompt-mismatch rule;
+- :mod:`swerve.integrations.rllm`: an rLLM ``BaseEnv`` wrapper.
+
+TRL and LLaMA-Factory read files: ``swerve data export --format trl|llamafactory`` writes
+them; ``swerve data prompts`` writes the prompt datasets of the trainers above.
+
+Every integration gives no reward (``None``, or leaves the sample out where the trainer
+needs a number) when grading failed for the machinery's reason, rather than 0.
+"""

@@ -1,0 +1,221 @@
+"""The trainer integrations under the trainers' own interfaces: skyrl-gym's environment
+registry and ``BaseTextEnv`` (the real package), verl's ``AgentLoopOutput`` (its field list,
+verl being too large to install: torch), driven by the replay model through a real
+tokenizer."""
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+import swerve
+from conftest import DEMOS, TASKS, task_by_id
+
+
+def replay_replies(instance_id):
+    return swerve.replay_turns(DEMOS / f"{instance_id}.json")
+
+
+# --- SkyRL (skyrl-gym 0.4.0, installed) -------------------------------------------------
+
+
+def test_skyrl_gym_makes_and_runs_the_swerve_env():
+    import skyrl_gym
+    from skyrl_gym.envs.base_text_env import BaseTextEnv
+
+    from swerve.integrations import skyrl
+
+    skyrl.register()
+    env = skyrl_gym.make("swerve", env_config={"tasks": str(TASKS)}, extras={"task_id": "swerve-examples__durations-1"})
+    assert isinstance(env, BaseTextEnv)
+    messages, info = env.init([{"role": "user", "content": "ignored: swerve renders its own opening"}])
+    assert [message["role"] for message in messages] == ["system", "user"]
+    outputs = [env.step(reply) for reply in replay_replies("swerve-examples__durations-1")]
+    last = outputs[-1]
+    assert last["done"] and last["reward"] == 1.0 and last["metadata"]["resolved"]
+    assert last["metadata"]["no_reward"] is False
+    for output in outputs[:-1]:
+        assert not output["done"] and output["reward"] == 0.0
+        (observation,) = output["observations"]
+        assert observation["role"] in ("user", "tool") and isinstance(observation["content"], str)
+    assert env.get_metrics()["resolved"] == 1.0
+    assert BaseTextEnv.aggregate_metrics([env.get_metrics()])["resolved"] == 1.0
+    env.close()
+
+
+def test_skyrl_env_names_a_missing_task_id():
+    from swerve.integrations import skyrl
+
+    with pytest.raises(swerve.SwerveError, match="no task with instance_id 'nope'"):
+        skyrl.SwerveTextEnv({"tasks": str(TASKS)}, {"task_id": "nope"})
+
+
+def test_skyrl_step_wise_output_keeps_trainer_invariants():
+    from swerve.integrations import skyrl
+
+    trajectories = [
+        {"instance_id": "a", "repetition_id": 0, "reward": 1.0, "steps": [{"prompt_ids": [1, 2], "response_ids": [3, 4]}, {"prompt_ids": [1, 2, 3, 4, 5], "response_ids": [6]}]},
+        {"instance_id": "a", "repetition_id": 1, "reward": None, "steps": [{"prompt_ids": [1, 2], "response_ids": [7]}]},
+        {"instance_id": "a", "repetition_id": 2, "reward": 0.0, "steps": [{"prompt_ids": [1, 2], "response_ids": [8, 9]}]},
+    ]
+    output = skyrl.step_wise_output(trajectories)
+    assert output["skipped_no_reward"] == [1]
+    assert [(t.instance_id, t.repetition_id) for t in output["trajectory_ids"]] == [("a", 0), ("a", 0), ("a", 2)]
+    assert output["is_last_step"] == [False, True, True]
+    assert output["rewards"] == [[0.0, 0.0], [1.0], [0.0, 0.0]]
+    assert output["rollout_logprobs"] is None  # not captured: None, never 0.0
+    ids = {skyrl.session_id("3", 0, step, phase) for step in (1, 2) for phase in ("train", "eval")}
+    assert len(ids) == 4
+
+
+# --- verl (AgentLoopOutput's field list: verl b178a3cd, 2026-01-29) ---------------------
+
+
+def verl_output_model():
+    """verl's ``AgentLoopOutput`` and ``AgentLoopMetrics`` as defined in
+    ``verl/experimental/agent_loop/agent_loop.py`` (verl b178a3cd, 2026-01-29): same
+    fields, types and defaults (``metrics`` has none, so it is required)."""
+    from pydantic import BaseModel
+
+    class AgentLoopMetrics(BaseModel):
+        generate_sequences: float = 0.0
+        tool_calls: float = 0.0
+        num_preempted: int = -1
+
+    class AgentLoopOutput(BaseModel):
+        prompt_ids: list[int]
+        response_ids: list[int]
+        response_mask: list[int]
+        response_logprobs: Optional[list[float]] = None
+        routed_experts: Optional[Any] = None
+        multi_modal_data: Optional[dict[str, Any]] = None
+        reward_score: Optional[float] = None
+        num_turns: int = 0
+        metrics: AgentLoopMetrics
+        extra_fields: dict[str, Any] = {}
+
+    return AgentLoopOutput
+
+
+def qwen3_tokenizer():
+    from transformers import AutoTokenizer
+
+    root = Path(os.environ.get("SWERVE_TEST_DATA", Path.home() / ".cache" / "swerve" / "test-data"))
+    directory = root / "tokenizers" / "qwen3"
+    if not (directory / "tokenizer.json").is_file():
+        pytest.fail(f"{directory} is missing: run scripts/fetch-tokenizers.sh")
+    return AutoTokenizer.from_pretrained(str(directory))
+
+
+class ReplayServer:
+    """A token-in/token-out server that answers the replay model's replies, and records
+    the prompt ids it was sent."""
+
+    def __init__(self, tokenizer, replies):
+        self.tokenizer, self.replies, self.prompts = tokenizer, list(replies), []
+
+    async def generate(self, prompt_ids, sampling_params, request_id):
+        self.prompts.append(list(prompt_ids))
+        ids = self.tokenizer.encode(self.replies.pop(0), add_special_tokens=False) + [self.tokenizer.convert_tokens_to_ids("<|im_end|>")]
+        return ids, [-0.5] * len(ids)
+
+
+def test_verl_episode_is_token_in_token_out_and_validates_as_agent_loop_output(tasks):
+    from swerve.integrations import verl
+
+    tokenizer = qwen3_tokenizer()
+    task = task_by_id(tasks, "swerve-examples__calc-1")
+    server = ReplayServer(tokenizer, replay_replies(task.instance_id))
+    fields = asyncio.run(
+        verl.run_episode(swerve.AsyncEnv(task), tokenizer, server.generate, prompt_length=8192, response_length=32768)
+    )
+    output = verl_output_model()(**fields)
+    assert output.reward_score == 1.0 and output.extra_fields["resolved"] and output.extra_fields["submitted"]
+    assert len(output.response_ids) == len(output.response_mask) == len(output.response_logprobs)
+    # Each request is the previous one plus what came back and the observation: never re-rendered.
+    for earlier, later in zip(server.prompts, server.prompts[1:]):
+        assert later[: len(earlier)] == earlier
+    assert server.prompts[-1] == output.prompt_ids + output.response_ids[: len(server.prompts[-1]) - len(output.prompt_ids)]
+    generated = sum(output.response_mask)
+    assert 0 < generated < len(output.response_ids)
+    assert output.num_turns == 2 * len(server.prompts)  # user + assistants + observations + 1
+
+
+def test_verl_episode_is_cut_to_response_length(tasks):
+    from swerve.integrations import verl
+
+    tokenizer = qwen3_tokenizer()
+    task = task_by_id(tasks, "swerve-examples__pager-1")
+    server = ReplayServer(tokenizer, replay_replies(task.instance_id))
+    fields = asyncio.run(verl.run_episode(swerve.AsyncEnv(task), tokenizer, server.generate, prompt_length=8192, response_length=300))
+    output = verl_output_model()(**fields)
+    assert len(output.response_ids) == len(output.response_mask) == 300
+    assert output.extra_fields["truncated"] and not output.extra_fields["submitted"]
+    assert output.reward_score == 0.0
+
+
+def test_verl_episode_refuses_an_opening_longer_than_prompt_length(tasks):
+    from swerve.integrations import verl
+
+    tokenizer = qwen3_tokenizer()
+    server = ReplayServer(tokenizer, [])
+    with pytest.raises(swerve.SwerveError, match="more than data.max_prompt_length"):
+        asyncio.run(verl.run_episode(swerve.AsyncEnv(tasks[0]), tokenizer, server.generate, prompt_length=10, response_length=100))
+
+
+# --- OpenRLHF (openrlhf/utils/agent.py at 3c3be623, 2026-08-13: field list) -------------
+#
+# MultiTurnAgentExecutor.execute: ``instance = cls()``; ``reset({"observation": prompt,
+# "label": label})`` → ``{"observation"}``; per turn ``step({"observation_text",
+# "action_text", "label", "sampling_params"})`` → ``{"rewards", "scores",
+# "environment_feedback", "done", "sampling_params", "extra_logs"}``.
+
+OPENRLHF_STEP_KEYS = {"rewards", "scores", "environment_feedback", "done", "sampling_params", "extra_logs"}
+
+
+def test_openrlhf_agent_instance_runs_a_task_under_the_executor_protocol():
+    from swerve.integrations import openrlhf
+
+    tokenizer = qwen3_tokenizer()
+    AgentInstance = openrlhf.agent_instance_class(tasks=str(TASKS), tokenizer=tokenizer)
+
+    async def execute():
+        instance = AgentInstance()
+        prompt = "<|im_start|>user\nfix it<|im_end|>\n<|im_start|>assistant\n"
+        reset = await instance.reset({"observation": prompt, "label": "swerve-examples__envfile-1"})
+        assert reset["observation"] == prompt
+        results = []
+        for reply in replay_replies("swerve-examples__envfile-1"):
+            result = await instance.step({"observation_text": prompt, "action_text": reply, "label": "swerve-examples__envfile-1", "sampling_params": None})
+            assert set(result) == OPENRLHF_STEP_KEYS
+            results.append(result)
+            if result["done"]:
+                break
+        return results
+
+    results = asyncio.run(execute())
+    assert results[-1]["done"] and results[-1]["rewards"] == 1.0 and results[-1]["extra_logs"]["no_reward"] == 0.0
+    feedback = results[0]["environment_feedback"]
+    assert feedback.startswith("<|im_start|>user\n") and feedback.endswith("<|im_start|>assistant\n")
+
+
+# --- rLLM (BaseEnv of rllm/environments/swe/swe.py, tag v0.2.1: field list) ------------
+
+
+def test_rllm_env_has_the_base_env_interface_and_ends_resolved():
+    from swerve.integrations.rllm import SwerveRllmEnv
+
+    assert SwerveRllmEnv.is_multithread_safe()
+    env = SwerveRllmEnv.from_dict({"tasks": str(TASKS), "task_id": "swerve-examples__wrapline-1"})
+    instruction, info = env.reset()
+    assert instruction == env.env.task.problem_statement
+    assert info["messages"][0]["role"] == "system"
+    for reply in replay_replies("swerve-examples__wrapline-1"):
+        observation, reward, done, info = env.step(reply)
+        assert isinstance(observation, str)
+        if done:
+            break
+    assert done and reward == 1.0 and env.compute_final_reward() == 1.0 and info["no_reward"] is False
+    env.close()

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The Python package's suite: a fresh virtual environment under <target>/venvs/python with
+# maturin, pytest and the trainer packages the integrations are tested against (pinned),
+# the wheel built from this tree (debug profile) and installed into it, then pytest over
+# python/tests. Needs the `swerve` binary of this tree (the tests compare with it); run
+# after `cargo build -p swerve` or `cargo test --workspace`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target="${CARGO_TARGET_DIR:-$PWD/target}"
+venv="$target/venvs/python"
+python="${PYTHON:-python3}"
+# Pinned: what the integrations were checked against (docs/python.md lists them).
+packages=(
+  maturin==1.16.0
+  pytest==9.2.0
+  datasets==5.2.0
+  skyrl-gym==0.4.0
+  pydantic==2.14.3
+  transformers==5.23.0
+  jinja2==3.1.6
+)
+if [ ! -x "$venv/bin/python" ]; then
+  "$python" -m venv "$venv"
+fi
+"$venv/bin/pip" install --quiet --disable-pip-version-check "${packages[@]}"
+cargo build --quiet -p swerve
+rm -rf "$target/wheels"
+"$venv/bin/maturin" build --quiet --profile dev --out "$target/wheels"
+"$venv/bin/pip" install --quiet --force-reinstall --no-deps "$target"/wheels/swerve-*.whl
+export SWERVE_BIN="$target/debug/swerve"
+# From outside the tree, so `import swerve` is the installed wheel, not python/swerve.
+cd python/tests
+exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@" .
