@@ -16,16 +16,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use swerve_cluster::grading::ClusterGrader;
+use swerve_cluster::protocol::GradingSetup;
 use swerve_core::Task;
 use swerve_core::atomic::write_json_atomically;
 use swerve_eval::evaluate::grade_log;
-use swerve_eval::grader::Grade;
+use swerve_eval::grader::{Grade, Grader};
 use swerve_eval::offline::NeedsNetwork;
 use swerve_eval::predictions::load_predictions;
 use swerve_eval::report::{InstanceReport, ReportFile, RunReport};
 
 use crate::cli::EvalArgs;
-use swerve_rollout::config::Config;
+use swerve_rollout::config::cluster::Backend;
+use swerve_rollout::config::{Config, EvaluatorKind};
 use swerve_rollout::{grading, open};
 
 pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
@@ -47,13 +50,35 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
     }
     let runtime = tokio::runtime::Runtime::new()?;
     let _entered = runtime.enter();
-    let grader = grading::grader(
-        &config,
-        args.evaluator.into(),
-        &args.tasks,
-        settings,
-        &grading::analyses(&config)?,
-    )?;
+    let (grader, workers) = match config.cluster.backend {
+        Backend::Local => {
+            let grader = grading::grader(
+                &config,
+                args.evaluator.into(),
+                &args.tasks,
+                settings,
+                &grading::analyses(&config)?,
+            )?;
+            (grader, args.workers)
+        }
+        Backend::Ray => {
+            let setup = GradingSetup {
+                evaluator: args.evaluator.into(),
+                use_cache: settings.use_cache,
+                test_timeout_secs: args.timeout,
+            };
+            let cluster = super::run::start_cluster(&config, &args.tasks, Some(setup))?;
+            let workers = cluster.slots();
+            let grader: Arc<dyn Grader> = Arc::new(ClusterGrader {
+                cluster: Arc::new(cluster),
+                config: config.clone(),
+                out: args.out.clone(),
+                runs_tests: EvaluatorKind::from(args.evaluator) == EvaluatorKind::Tests,
+                count: AtomicUsize::new(0),
+            });
+            (grader, workers)
+        }
+    };
     if args.repeat > 1 && !grader.runs_tests() {
         bail!("--repeat finds flaky tests by running them; --evaluator swr runs none");
     }
@@ -63,7 +88,7 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
         .flat_map(|task| (0..runs).map(move |run| (task, run)))
         .collect();
     let total = jobs.len();
-    let permits = Arc::new(tokio::sync::Semaphore::new(args.workers.max(1)));
+    let permits = Arc::new(tokio::sync::Semaphore::new(workers.max(1)));
     let done = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let handles: Vec<_> = jobs

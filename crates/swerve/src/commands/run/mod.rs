@@ -21,7 +21,11 @@ use swerve_core::trajectory::{ExitReason, Outcome};
 
 use crate::batch::{self, Ended};
 use crate::cli::RunArgs;
+use swerve_cluster::driver::Cluster;
+use swerve_cluster::protocol::GradingSetup;
+use swerve_cluster::rollouts;
 use swerve_rollout::config::Config;
+use swerve_rollout::config::cluster::Backend;
 use swerve_rollout::models::ModelSource;
 use swerve_rollout::open;
 use swerve_rollout::rollout::{Rollout, RunContext};
@@ -94,6 +98,13 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
         "run every rollout again",
     )?;
 
+    let cluster = match config.cluster.backend {
+        Backend::Ray => Some(Arc::new(start_cluster(config, &args.tasks, None)?)),
+        Backend::Local => None,
+    };
+    let concurrency = cluster
+        .as_ref()
+        .map_or(config.run.concurrency, |cluster| cluster.slots());
     let rollouts: Vec<Rollout> = tasks
         .iter()
         .flat_map(|task| (0..config.run.samples).map(move |sample| Rollout::new(out, task, sample)))
@@ -107,7 +118,7 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
         rollouts.len() - pending.len(),
         config.model.model,
         shared.format.name(),
-        config.run.concurrency
+        concurrency
     );
     let started = Instant::now();
     let rollouts = Arc::new(rollouts);
@@ -116,15 +127,20 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
             .iter()
             .map(|&index| (rollouts[index].id(), index))
             .collect(),
-        config.run.concurrency,
+        concurrency,
         COUNTS,
         |index| {
             let (shared, rollouts, source) = (shared.clone(), rollouts.clone(), source.clone());
+            let (cluster, out) = (cluster.clone(), out.clone());
             async move {
                 let rollout = &rollouts[index];
-                match source.for_task(&rollout.task) {
-                    Ok(model) => rollout.run(&shared, model.as_ref()).await,
-                    Err(error) => Err(error),
+                match (&cluster, source.for_task(&rollout.task)) {
+                    (Some(cluster), _) => {
+                        let key = rollouts::locality_key(&shared.config, &rollout.task);
+                        rollouts::run(cluster, &out, rollout, &key).await
+                    }
+                    (None, Ok(model)) => rollout.run(&shared, model.as_ref()).await,
+                    (None, Err(error)) => Err(error),
                 }
                 .map_err(|error| format!("{error:#}"))
             }
@@ -157,6 +173,25 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
     )?;
     print!("{}", summary::render(&summary, out));
     Ok(batch::exit_code(summary.failed.len()))
+}
+
+/// Connects to the Ray cluster of `config` and starts its workers for the tasks of
+/// `task_file` (`grading` for `swerve eval`), saying which nodes took part.
+pub fn start_cluster(
+    config: &Config,
+    task_file: &std::path::Path,
+    grading: Option<GradingSetup>,
+) -> Result<Cluster> {
+    let setup = rollouts::setup(config, task_file, grading)?;
+    let cluster = Cluster::start(&config.cluster, &setup)?;
+    eprintln!(
+        "Ray cluster at {}: {} workers, {} slots ({})",
+        config.cluster.address,
+        cluster.nodes().len(),
+        cluster.slots(),
+        cluster.nodes().join(", ")
+    );
+    Ok(cluster)
 }
 
 /// The counts the progress display keeps.
