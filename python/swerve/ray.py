@@ -24,10 +24,10 @@ This file imports only Ray and the standard library.
 import collections
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
-import time
 
 import ray
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -307,14 +307,15 @@ class Pool:
             self._lose(node)
 
 
-def setup(tasks, config_toml, grading=None):
-    """The workers' setup: the resolved configuration as TOML (``swerve config show``) and
-    the task file ``tasks`` (its path and text)."""
+def setup(tasks, config_toml, out=".", grading=None):
+    """The workers' setup: the resolved configuration as TOML (``swerve config show``), the
+    task file ``tasks`` (its path and text), and the directory ``out`` that paths in the
+    files sent back (a report's ``log_path``) point into."""
     path = os.path.abspath(tasks)
     with open(path, encoding="utf-8") as file:
         text = file.read()
     return {"config": config_toml, "task_file": path, "tasks": text, "cwd": os.getcwd(),
-            **({"grading": grading} if grading else {})}
+            "out": os.path.abspath(out), **({"grading": grading} if grading else {})}
 
 
 def rollouts(tasks, instance_ids=None, samples=1, config=None, swerve="swerve", address=None,
@@ -377,6 +378,21 @@ def _rollout_result(reply, task, sample):
     return result
 
 
+def _unreachable(address, timeout=5.0):
+    """Why nothing answers at ``address`` (``HOST:PORT`` or ``ray://HOST:PORT``), or
+    ``None`` (also for ``auto``, which Ray resolves itself): Ray retries an unreachable
+    address for minutes before it gives up."""
+    target = address.split("://", 1)[-1]
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        return None if address == "auto" else "not HOST:PORT"
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except OSError as error:
+        return f"nothing answers at {host}:{port} ({error.strerror or error})"
+    return None
+
+
 def _serve(commands, events):
     """The script ``swerve run --ray`` runs: the start, then jobs, on ``commands``; events on
     ``events``. Ends when ``commands`` closes and every job was answered."""
@@ -385,6 +401,13 @@ def _serve(commands, events):
         events.flush()
 
     start = json.loads(commands.readline())
+    unreachable = _unreachable(start["address"])
+    if unreachable:
+        send({"event": "fatal", "message":
+              f"cannot connect to the Ray cluster at {start['address']}: {unreachable}; check "
+              f"--ray ADDRESS (the head node's HOST:PORT as `ray start --head` printed it, "
+              f"ray://HOST:10001, or auto) and that the head node is running"})
+        return 1
     try:
         ray.init(address=start["address"], log_to_driver=False, logging_level="ERROR")
     except Exception as error:  # Ray raises ConnectionError, RuntimeError, ValueError...

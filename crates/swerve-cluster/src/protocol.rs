@@ -23,6 +23,9 @@ pub struct Setup {
     pub task_file: PathBuf,
     /// The task file's text, used when the path does not exist on the node.
     pub tasks: String,
+    /// The driver's run directory: paths into the worker's scratch directory in the files a
+    /// job sends back (a report's `log_path`) are rewritten to point there.
+    pub out: PathBuf,
     /// The driver's working directory (relative paths of the configuration are relative to
     /// it), used when it exists on the node.
     pub cwd: PathBuf,

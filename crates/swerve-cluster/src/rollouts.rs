@@ -14,9 +14,14 @@ use swerve_rollout::rollout::Rollout;
 use crate::driver::Cluster;
 use crate::protocol::{GradingSetup, Job, Reply, Setup, Work};
 
-/// The workers' setup for a run of `config` over the tasks of `task_file`; `grading` for
-/// `swerve eval`.
-pub fn setup(config: &Config, task_file: &Path, grading: Option<GradingSetup>) -> Result<Setup> {
+/// The workers' setup for a run of `config` over the tasks of `task_file` into the run
+/// directory `out`; `grading` for `swerve eval`.
+pub fn setup(
+    config: &Config,
+    task_file: &Path,
+    out: &Path,
+    grading: Option<GradingSetup>,
+) -> Result<Setup> {
     let task_file = std::path::absolute(task_file)
         .with_context(|| format!("cannot resolve {}", task_file.display()))?;
     Ok(Setup {
@@ -25,6 +30,7 @@ pub fn setup(config: &Config, task_file: &Path, grading: Option<GradingSetup>) -
             .with_context(|| format!("cannot read {}", task_file.display()))?,
         task_file,
         cwd: std::env::current_dir()?,
+        out: std::path::absolute(out)?,
         grading,
     })
 }

@@ -89,6 +89,8 @@ struct Worker {
     rollouts: Option<(ModelSource, RunContext)>,
     /// `swerve eval`'s grader.
     grader: Option<Arc<dyn Grader>>,
+    /// The driver's run directory.
+    out: PathBuf,
     /// The task file the node uses (the driver's, or the shipped copy in `scratch`).
     _task_file: PathBuf,
 }
@@ -168,6 +170,7 @@ impl Worker {
                 .map(|task| (task.instance_id.clone(), task))
                 .collect(),
             scratch,
+            out: setup.out.clone(),
             rollouts,
             grader,
             _task_file: task_file,
@@ -222,6 +225,8 @@ impl Worker {
             Err(error) => Err(error),
         };
         let root = self.scratch.path();
+        let from = root.display().to_string();
+        let to = self.out.display().to_string();
         reply.files = take_files(
             root,
             &[
@@ -230,8 +235,10 @@ impl Worker {
                 format!("eval-logs/{id}"),
             ],
             |relative| relative.to_owned(),
+            (&from, &to),
         )?;
-        reply.outcome = Some(serde_json::to_value(result?)?);
+        let outcome = serde_json::to_string(&result?)?.replace(&from, &to);
+        reply.outcome = Some(serde_json::from_str(&outcome)?);
         Ok(())
     }
 
@@ -248,8 +255,10 @@ impl Worker {
         let task = self.task(instance_id)?;
         // Each grading logs under its own label; the driver keeps `logs/<instance_id>/`.
         let label = id.replace(['/', '\\'], "_");
-        let grade = grader.grade(task, patch, Some(&label)).await;
+        let mut grade = grader.grade(task, patch, Some(&label)).await;
         let prefix = format!("logs/{label}/");
+        let from = self.scratch.path().join(&prefix).display().to_string();
+        let to = self.out.join("logs").display().to_string() + "/";
         reply.files = take_files(
             self.scratch.path(),
             &[format!("logs/{label}")],
@@ -259,7 +268,12 @@ impl Worker {
                     relative.strip_prefix(&prefix).unwrap_or(relative)
                 )
             },
+            (&from, &to),
         )?;
+        if let Some(log) = &grade.report.log_path {
+            let log = log.display().to_string().replace(&from, &to);
+            grade.report.log_path = Some(log.into());
+        }
         reply.grade = Some(grade.into());
         Ok(())
     }
@@ -284,8 +298,14 @@ fn check_sandbox(config: &Config) -> Result<()> {
 }
 
 /// The files at `paths` under `root` (a directory: every file in it), named in the reply
-/// by `name(relative path)`, then removed from `root`.
-fn take_files(root: &Path, paths: &[String], name: impl Fn(&str) -> String) -> Result<Vec<File>> {
+/// by `name(relative path)`, then removed from `root`; in their text, the path
+/// `relocate.0` is replaced by `relocate.1` (the driver's run directory for the scratch one).
+fn take_files(
+    root: &Path,
+    paths: &[String],
+    name: impl Fn(&str) -> String,
+    relocate: (&str, &str),
+) -> Result<Vec<File>> {
     let mut found = Vec::new();
     for relative in paths {
         collect(root, relative, &mut found)?;
@@ -294,6 +314,11 @@ fn take_files(root: &Path, paths: &[String], name: impl Fn(&str) -> String) -> R
     for relative in &found {
         let mut file = File::read(root, relative)?;
         file.path = name(relative);
+        if let Some(text) = &mut file.text
+            && text.contains(relocate.0)
+        {
+            *text = text.replace(relocate.0, relocate.1);
+        }
         files.push(file);
     }
     for relative in paths {

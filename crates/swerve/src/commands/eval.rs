@@ -67,7 +67,7 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
                 use_cache: settings.use_cache,
                 test_timeout_secs: args.timeout,
             };
-            let cluster = super::run::start_cluster(&config, &args.tasks, Some(setup))?;
+            let cluster = super::run::start_cluster(&config, &args.tasks, &args.out, Some(setup))?;
             let workers = cluster.slots();
             let grader: Arc<dyn Grader> = Arc::new(ClusterGrader {
                 cluster: Arc::new(cluster),

@@ -99,7 +99,12 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
     )?;
 
     let cluster = match config.cluster.backend {
-        Backend::Ray => Some(Arc::new(start_cluster(config, &args.tasks, None)?)),
+        Backend::Ray => Some(Arc::new(start_cluster(
+            config,
+            &args.tasks,
+            &args.out,
+            None,
+        )?)),
         Backend::Local => None,
     };
     let concurrency = cluster
@@ -176,13 +181,14 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
 }
 
 /// Connects to the Ray cluster of `config` and starts its workers for the tasks of
-/// `task_file` (`grading` for `swerve eval`), saying which nodes took part.
+/// `task_file`, writing into `out` (`grading` for `swerve eval`), saying which nodes took part.
 pub fn start_cluster(
     config: &Config,
     task_file: &std::path::Path,
+    out: &std::path::Path,
     grading: Option<GradingSetup>,
 ) -> Result<Cluster> {
-    let setup = rollouts::setup(config, task_file, grading)?;
+    let setup = rollouts::setup(config, task_file, out, grading)?;
     let cluster = Cluster::start(&config.cluster, &setup)?;
     eprintln!(
         "Ray cluster at {}: {} workers, {} slots ({})",
