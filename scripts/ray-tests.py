@@ -233,6 +233,12 @@ def test_missing_python_or_swerve_says_what_to_fix():
                   "--set", 'cluster.python="/nonexistent/python3"',
                   cache=f"{SCRATCH}/cache-driver", check=False, timeout=120)
     assert done.returncode == 1 and "cluster.python" in done.stderr, done.stderr
+    # An interpreter without Ray (the venv's base interpreter has none).
+    done = swerve("run", "--tasks", TASKS, "--out", f"{SCRATCH}/bad", "--ray", ADDRESS,
+                  "--set", f'cluster.python="{sys.base_prefix}/bin/python3"',
+                  cache=f"{SCRATCH}/cache-driver", check=False, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert "cannot import Ray" in done.stderr and "pip install ray" in done.stderr, done.stderr
     done = swerve("run", "--tasks", TASKS, "--out", f"{SCRATCH}/bad",
                   *on_ray('cluster.swerve="/nonexistent/swerve"'),
                   cache=f"{SCRATCH}/cache-driver", check=False, timeout=120)

@@ -20,3 +20,4 @@ fi
 cargo test --workspace
 ./scripts/image-sandbox-tests.sh
 ./scripts/rootless-tests.sh
+./scripts/ray-tests.sh           # a local multi-node Ray cluster (docs/cluster.md)

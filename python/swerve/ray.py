@@ -29,8 +29,18 @@ import subprocess
 import sys
 import threading
 
-import ray
-from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+try:
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+except ImportError as missing:
+    if __name__ != "__main__":
+        raise
+    # Run by `swerve run --ray`: say what to fix in the driver's terms.
+    print(json.dumps({"event": "fatal", "message":
+                      f"{sys.executable} (cluster.python) cannot import Ray ({missing}): "
+                      f"install it (`{sys.executable} -m pip install ray`) or set "
+                      f"cluster.python to an interpreter that has it"}), flush=True)
+    sys.exit(1)
 
 __all__ = ["Pool", "SwerveClusterError", "rollouts", "setup"]
 
@@ -228,7 +238,7 @@ class Pool:
                 continue
             self.workers[node["NodeID"]] = {
                 "actor": handle, "slots": slots, "busy": 0,
-                "name": answer.get("ready", {}).get("host") or _node_name(node),
+                "name": _node_name(node),
             }
         if not self.workers:
             raise SwerveClusterError("no swerve worker started: " + "; ".join(problems))
@@ -251,7 +261,9 @@ class Pool:
         self._place(events)
         if not self._running:
             return events
-        done, _ = ray.wait(list(self._running), num_returns=1, timeout=timeout)
+        done, waiting = ray.wait(list(self._running), num_returns=1, timeout=timeout)
+        if done and waiting:
+            done += ray.wait(waiting, num_returns=len(waiting), timeout=0)[0]
         for ref in done:
             job, key, node = self._running.pop(ref)
             worker = self.workers.get(node)
@@ -453,7 +465,12 @@ def _main():
     # goes to stderr.
     events = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
-    sys.exit(_serve(sys.stdin, events))
+    code = _serve(sys.stdin, events)
+    events.flush()
+    sys.stderr.flush()
+    # Without Ray's exit handlers, which take seconds to disconnect: the cluster kills the
+    # actors of a driver that is gone.
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -114,6 +114,12 @@ impl Cluster {
         self.slots
     }
 
+    /// How many jobs to hand the cluster at once: its slots, plus one waiting job per node
+    /// so that a node that finishes a job starts the next without waiting for the driver.
+    pub fn jobs_at_once(&self) -> usize {
+        self.slots + self.nodes.len()
+    }
+
     /// One line per node with a worker.
     pub fn nodes(&self) -> &[String] {
         &self.nodes

@@ -374,6 +374,11 @@ mod tests {
             serve::ServeSection::default(),
             "the documented [serve] values are the defaults"
         );
+        assert_eq!(
+            config.cluster,
+            cluster::ClusterSection::default(),
+            "the documented [cluster] values are the defaults"
+        );
         assert_eq!(config.repos.len(), 2);
         assert_eq!(config.sandbox.limits.memory_bytes, Some(4 << 30));
         assert!(!config.tools.python_only);

@@ -68,7 +68,7 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
                 test_timeout_secs: args.timeout,
             };
             let cluster = super::run::start_cluster(&config, &args.tasks, &args.out, Some(setup))?;
-            let workers = cluster.slots();
+            let workers = cluster.jobs_at_once();
             let grader: Arc<dyn Grader> = Arc::new(ClusterGrader {
                 cluster: Arc::new(cluster),
                 config: config.clone(),

@@ -109,7 +109,7 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
     };
     let concurrency = cluster
         .as_ref()
-        .map_or(config.run.concurrency, |cluster| cluster.slots());
+        .map_or(config.run.concurrency, |cluster| cluster.jobs_at_once());
     let rollouts: Vec<Rollout> = tasks
         .iter()
         .flat_map(|task| (0..config.run.samples).map(move |sample| Rollout::new(out, task, sample)))
