@@ -205,6 +205,30 @@ def test_a_node_killed_mid_run_loses_no_rollout():
     assert summary["rollouts"] == 8 * SAMPLES and summary["submitted"] == 8 * SAMPLES, summary
 
 
+def test_a_task_whose_environment_cannot_be_built_fails_alone():
+    # The pager task at a commit its repository does not have: every node fails to build it.
+    rows = [json.loads(line) for line in open(TASKS, encoding="utf-8") if line.strip()]
+    for row in rows:
+        if row["instance_id"] == "swerve-examples__pager-1":
+            row["base_commit"] = "0" * 40
+    os.makedirs(f"{SCRATCH}/broken", exist_ok=True)
+    tasks = f"{SCRATCH}/broken/tasks.jsonl"
+    with open(tasks, "w", encoding="utf-8") as file:
+        file.writelines(json.dumps(row) + "\n" for row in rows)
+    out = f"{SCRATCH}/broken/run"
+    done = swerve("--repos", f"{ROOT}/examples/repos", "run", "--tasks", tasks, "--samples", "2",
+                  "--out", out, *on_ray(), cache=f"{SCRATCH}/cache-driver", check=False,
+                  timeout=300)
+    assert done.returncode == 1, done.stderr
+    summary = load(f"{out}/summary.json")
+    assert summary["submitted"] == 14, summary
+    failed = sorted(failure["id"] for failure in summary["failed"])
+    assert failed == ["swerve-examples__pager-1__0", "swerve-examples__pager-1__1"], failed
+    for failure in summary["failed"]:
+        assert "0000000" in failure["error"], failure
+        assert os.path.getsize(failure["log"]) > 0, failure
+
+
 def test_unreachable_address_says_what_to_fix():
     done = swerve("run", "--tasks", TASKS, "--out", f"{SCRATCH}/bad", "--ray", "127.0.0.1:9",
                   "--set", f'cluster.python="{PYTHON}"', cache=f"{SCRATCH}/cache-driver",

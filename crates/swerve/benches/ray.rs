@@ -4,7 +4,8 @@
 //! run without Ray with as many slots (8, 16, 24 at once), all on this machine. Rollouts are latency-bound, so slots rather than cores
 //! decide: N nodes should give close to N times one node's throughput.
 //!
-//! Figures, all from one invocation: wall time and rollouts per second of each run, Ray's
+//! Figures, all from one invocation, each the median of 3 runs (local and Ray runs taking
+//! turns): wall time and rollouts per second of each run, Ray's
 //! against the local run's, the speed-up over one node against the ideal N (on one machine
 //! the local run with as many slots is the ceiling), and Ray's overhead per rollout (one node's
 //! wall time minus the local run's, over its rollouts per slot), with the time the Ray
@@ -30,6 +31,8 @@ const COMMAND_STEPS: usize = 10;
 const SAMPLES: usize = 6;
 /// Rollouts at once per node, and in the local run.
 const SLOTS: usize = 8;
+/// Runs of each kind per cluster size; the median is reported.
+const ROUNDS: usize = 3;
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -67,11 +70,16 @@ fn main() {
     let mut rows = Vec::new();
     for nodes in 1..=3 {
         let slots = SLOTS * nodes;
-        let local = bench.run(&format!("local-{nodes}"), slots, None);
         cluster.add_node();
         bench.run(&format!("warm-{nodes}"), slots, Some(&cluster.address));
-        let ray = bench.run(&format!("ray-{nodes}"), slots, Some(&cluster.address));
-        rows.push((nodes, local, ray));
+        // Local and Ray runs take turns, so that load from elsewhere hits both alike.
+        let (mut local, mut ray) = (Vec::new(), Vec::new());
+        for round in 0..ROUNDS {
+            local.push(bench.run(&format!("local-{nodes}-{round}"), slots, None));
+            let address = Some(cluster.address.as_str());
+            ray.push(bench.run(&format!("ray-{nodes}-{round}"), slots, address));
+        }
+        rows.push((nodes, median(local), median(ray)));
     }
     drop(cluster);
 
@@ -109,6 +117,12 @@ fn main() {
         MODEL_DELAY.as_millis(),
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
+}
+
+/// The run of median wall time.
+fn median(mut runs: Vec<Run>) -> Run {
+    runs.sort_by(|a, b| a.wall.total_cmp(&b.wall));
+    runs.swap_remove(runs.len() / 2)
 }
 
 /// The loopback model's answer to a request with `step` assistant turns: `echo step-N`,
