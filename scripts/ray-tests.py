@@ -29,7 +29,9 @@ VARYING = re.compile(r"created_at|seconds|secs|timings|process|rss")
 # Test runners and builds print their own durations ("Ran 3 tests in 0.002s", "finished in
 # 0.00s", "Finished `test` profile [...] target(s) in 0.35s").
 DURATIONS = re.compile(r"\b(in )[0-9]+(\.[0-9]+)?m?s\b")
-PARALLEL_TEST = re.compile(r"^test .+ \.\.\. \w+$")
+# Lines of parallel test runners whose order or presence varies from run to run: cargo's
+# result lines, and the backtrace note Rust prints after whichever test panics first.
+PARALLEL_TEST = re.compile(r"^test .+ \.\.\. \w+$|^note: run with `RUST_BACKTRACE=1`")
 
 
 def swerve(*args, cache, check=True, **options):
@@ -64,9 +66,9 @@ def normal(value, out=None):
 
 
 def ordered_tests(text):
-    """``text`` without the result lines of parallel test runners (``cargo test``: ``test
-    a::b ... ok``): they come in any order, so a ``| tail`` of them shows different ones from
-    run to run (their counts remain, in ``test result: ... 11 passed; 1 failed``)."""
+    """``text`` without the lines of parallel test runners that vary from run to run
+    (``cargo test``: ``test a::b ... ok`` in any order, so that a ``| tail`` of them shows
+    different ones each time; their counts remain, in ``test result: ... 11 passed``)."""
     return "\n".join(line for line in text.split("\n") if not PARALLEL_TEST.match(line))
 
 

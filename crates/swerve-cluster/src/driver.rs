@@ -182,9 +182,7 @@ fn read_events(
         let event = match serde_json::from_str::<FromRay>(&line) {
             Ok(event) => event,
             Err(error) => {
-                eprintln_line(&format!(
-                    "warning: the Ray driver script said something unexpected ({error}): {line}"
-                ));
+                tracing::warn!("the Ray driver script said something unexpected ({error}): {line}");
                 continue;
             }
         };
@@ -198,9 +196,9 @@ fn read_events(
             FromRay::Ready { nodes, slots } => {
                 let _ = started.send(Ok((nodes, slots)));
             }
-            FromRay::Warning { message } => eprintln_line(&format!("warning: {message}")),
+            FromRay::Warning { message } => tracing::warn!("{message}"),
             FromRay::Requeued { id, reason } => {
-                eprintln_line(&format!("{id}: {reason}; running it again on another node"))
+                tracing::warn!("{id}: {reason}; running it again on another node")
             }
             FromRay::Done { reply } => answer(&reply.id.clone(), Ok(*reply)),
             FromRay::Failed { id, error } => answer(&id, Err(error)),
@@ -215,10 +213,4 @@ fn read_events(
     for (_, sender) in waiting.lock().unwrap_or_else(|e| e.into_inner()).drain() {
         let _ = sender.send(Err(why.clone()));
     }
-}
-
-/// One line on stderr, where the progress lines go.
-fn eprintln_line(line: &str) {
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "{line}");
 }

@@ -16,6 +16,7 @@
 //! another node by the script, and its files are written once, when it finishes.
 
 #![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod driver;
 pub mod grading;
