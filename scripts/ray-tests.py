@@ -49,7 +49,8 @@ def swerve(*args, cache, check=True, **options):
 
 def on_ray(*sets):
     """The options that run a command on the test cluster."""
-    options = ["--ray", ADDRESS, "--set", f'cluster.python="{PYTHON}"']
+    options = ["--ray", ADDRESS, "--set", f'cluster.python="{PYTHON}"',
+               "--set", f'cluster.scratch="{SCRATCH}/node-scratch"']
     for setting in sets:
         options += ["--set", setting]
     return options
@@ -112,6 +113,8 @@ def test_run_replay_matches_one_machine():
     assert "Ray cluster at" in done.stderr and "2 workers" in done.stderr, done.stderr
     count = same_run(local, ray)
     assert count == 8 * SAMPLES, count
+    # The workers deleted their scratch run directories when the run ended.
+    assert os.listdir(f"{SCRATCH}/node-scratch") == [], os.listdir(f"{SCRATCH}/node-scratch")
     # Resuming on the cluster runs nothing again.
     again = swerve(*common, "--out", ray, *on_ray(), cache=f"{SCRATCH}/cache-driver")
     assert f"0 rollouts to run, {count} already finished" in again.stderr, again.stderr

@@ -119,6 +119,15 @@ class _NodeWorker:
             raise _WorkerGone(self._gone)
         return reply
 
+    def stop(self, timeout=10.0):
+        """Closes the worker's stdin and waits for it to exit (it deletes its scratch
+        directory)."""
+        try:
+            self._process.stdin.close()
+            self._process.wait(timeout=timeout)
+        except (AttributeError, OSError, subprocess.TimeoutExpired):
+            pass
+
     def _read(self):
         for line in self._process.stdout:
             try:
@@ -314,7 +323,9 @@ class Pool:
             self._running[worker["actor"].run.remote(job)] = (job, key, node)
 
     def close(self):
-        """Stops the workers."""
+        """Stops the workers, letting each clean up first."""
+        stopping = [worker["actor"].stop.remote() for worker in self.workers.values()]
+        ray.wait(stopping, num_returns=len(stopping), timeout=15)
         for node in list(self.workers):
             self._lose(node)
 
