@@ -353,3 +353,44 @@ fn hostname() -> String {
         .map(|name| name.trim().to_owned())
         .unwrap_or_else(|_| "unknown".into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_jobs_files_are_taken_renamed_relocated_and_deleted() {
+        let scratch = tempfile::tempdir().unwrap();
+        let root = scratch.path();
+        let label = root.join("logs/t#0/t");
+        std::fs::create_dir_all(&label).unwrap();
+        let log_path = label.join("test_output.txt");
+        std::fs::write(&log_path, b"ran\n").unwrap();
+        let report = format!("{{\"log_path\": \"{}\"}}", log_path.display());
+        std::fs::write(label.join("report.json"), report).unwrap();
+        std::fs::write(label.join("binary"), [0xff, 0xfe]).unwrap();
+        let from = root.join("logs/t#0/").display().to_string();
+        let files = take_files(
+            root,
+            &["logs/t#0".to_owned(), "logs/missing".to_owned()],
+            |relative| format!("logs/{}", relative.strip_prefix("logs/t#0/").unwrap()),
+            (&from, "/runs/r1/logs/"),
+        )
+        .unwrap();
+        let names: Vec<&str> = files.iter().map(|file| file.path.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "logs/t/binary",
+                "logs/t/report.json",
+                "logs/t/test_output.txt"
+            ]
+        );
+        assert_eq!(files[0].bytes.as_deref(), Some(&[0xff, 0xfe][..]));
+        assert_eq!(
+            files[1].text.as_deref(),
+            Some(r#"{"log_path": "/runs/r1/logs/t/test_output.txt"}"#)
+        );
+        assert!(!root.join("logs/t#0").exists(), "taken files are deleted");
+    }
+}
