@@ -8,6 +8,8 @@ command -v nsenter >/dev/null 2>&1 || need_apt+=(util-linux)   # nsenter: git in
 if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' >/dev/null 2>&1; then
   need_apt+=(python3)
 fi
+# Virtual environments for the Ray tests (scripts/ray-tests.sh): Debian splits them out.
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || need_apt+=(python3-venv)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing: ${need_apt[*]}" >&2

@@ -22,3 +22,4 @@ cargo test --workspace
 ./scripts/image-sandbox-tests.sh
 ./scripts/rootless-tests.sh
 ./scripts/python-tests.sh        # the Python package: wheel, venv, pytest (docs/python.md)
+./scripts/ray-tests.sh           # a local multi-node Ray cluster (docs/cluster.md)

@@ -142,6 +142,10 @@ pub enum Command {
     /// The rollout service: rollouts, gym-style environments and rewards over HTTP for
     /// trainers (docs/serve.md).
     Serve(ServeArgs),
+    /// A Ray node's swerve worker: the run's setup, then jobs, as JSON lines on stdin;
+    /// replies on stdout (started by `swerve run --ray`, docs/cluster.md).
+    #[command(hide = true)]
+    Worker,
     /// Test-time scaling: pick one of K candidate rollouts per task (by the reward
     /// model's score, the real tests or the oracle); TTS@k beside pass@k.
     Select(SelectArgs),
@@ -382,8 +386,25 @@ pub struct EvalArgs {
     /// ([world.reward_model]) instead, running nothing (docs/world.md).
     #[arg(long, value_enum, default_value_t = EvaluatorArg::Tests, conflicts_with = "regrade")]
     pub evaluator: EvaluatorArg,
+    /// Grade on the Ray cluster at ADDRESS (HOST:PORT, ray://HOST:10001 or auto)
+    /// [cluster.backend = "ray", cluster.address] (docs/cluster.md).
+    #[arg(long, value_name = "ADDRESS", conflicts_with = "regrade")]
+    pub ray: Option<String>,
     /// Only these instance ids.
     pub ids: Vec<String>,
+}
+
+impl EvalArgs {
+    /// The options given, as dotted configuration assignments.
+    pub fn assignments(&self) -> Vec<(String, String)> {
+        given([
+            (
+                "cluster.backend",
+                self.ray.as_ref().map(|_| toml_string("ray")),
+            ),
+            ("cluster.address", self.ray.as_deref().map(toml_string)),
+        ])
+    }
 }
 
 /// `swerve run`. Options left out come from the configuration (file, presets, `--set`); the
@@ -448,6 +469,10 @@ pub struct RunArgs {
     /// Run rollouts again even if their trajectory is complete.
     #[arg(long)]
     pub redo: bool,
+    /// Run the rollouts on the Ray cluster at ADDRESS (HOST:PORT, ray://HOST:10001 or auto)
+    /// [cluster.backend = "ray", cluster.address] (docs/cluster.md).
+    #[arg(long, value_name = "ADDRESS")]
+    pub ray: Option<String>,
     /// Only these instance ids.
     pub ids: Vec<String>,
 }
@@ -470,6 +495,8 @@ impl RunArgs {
             ("model.max_retries", self.max_retries.map(|v| v.to_string())),
             ("run.samples", self.samples.map(|v| v.to_string())),
             ("run.concurrency", self.concurrency.map(|v| v.to_string())),
+            ("cluster.backend", self.ray.as_ref().map(|_| quoted("ray"))),
+            ("cluster.address", self.ray.as_deref().map(quoted)),
             ("agent.max_steps", self.max_steps.map(|v| v.to_string())),
             ("run.eval", self.eval.map(|_| "true".to_owned())),
             (

@@ -7,6 +7,7 @@
 
 mod batch;
 mod cli;
+mod cluster;
 mod commands;
 mod logging;
 

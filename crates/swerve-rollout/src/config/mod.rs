@@ -5,6 +5,7 @@
 //! optional; unknown keys are errors (a typo must not silently do nothing). See
 //! `docs/configuration.md`.
 
+pub mod cluster;
 pub mod layers;
 pub mod presets;
 pub mod serve;
@@ -67,6 +68,9 @@ pub struct Config {
     /// Task images: the store, registries' mirrors and rewrites, credentials
     /// (`docs/images.md`).
     pub images: swerve_image::ImagesConfig,
+    /// Where `swerve run` and `swerve eval` run their work: here or on a Ray cluster
+    /// (`docs/cluster.md`).
+    pub cluster: cluster::ClusterSection,
 }
 
 /// The `[run]` section.
@@ -369,6 +373,11 @@ mod tests {
             config.serve,
             serve::ServeSection::default(),
             "the documented [serve] values are the defaults"
+        );
+        assert_eq!(
+            config.cluster,
+            cluster::ClusterSection::default(),
+            "the documented [cluster] values are the defaults"
         );
         assert_eq!(config.repos.len(), 2);
         assert_eq!(config.sandbox.limits.memory_bytes, Some(4 << 30));

@@ -11,20 +11,24 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use swerve_cluster::grading::ClusterGrader;
+use swerve_cluster::protocol::GradingSetup;
 use swerve_core::Task;
 use swerve_core::atomic::write_json_atomically;
 use swerve_eval::evaluate::grade_log;
-use swerve_eval::grader::Grade;
+use swerve_eval::grader::{Grade, Grader};
 use swerve_eval::offline::NeedsNetwork;
 use swerve_eval::predictions::load_predictions;
 use swerve_eval::report::{InstanceReport, ReportFile, RunReport};
 
 use crate::cli::EvalArgs;
-use swerve_rollout::config::Config;
+use swerve_rollout::config::cluster::Backend;
+use swerve_rollout::config::{Config, EvaluatorKind};
 use swerve_rollout::{grading, open};
 
 pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
@@ -46,13 +50,35 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
     }
     let runtime = tokio::runtime::Runtime::new()?;
     let _entered = runtime.enter();
-    let grader = grading::grader(
-        &config,
-        args.evaluator.into(),
-        &args.tasks,
-        settings,
-        &grading::analyses(&config)?,
-    )?;
+    let (grader, workers) = match config.cluster.backend {
+        Backend::Local => {
+            let grader = grading::grader(
+                &config,
+                args.evaluator.into(),
+                &args.tasks,
+                settings,
+                &grading::analyses(&config)?,
+            )?;
+            (grader, args.workers)
+        }
+        Backend::Ray => {
+            let setup = GradingSetup {
+                evaluator: args.evaluator.into(),
+                use_cache: settings.use_cache,
+                test_timeout_secs: args.timeout,
+            };
+            let cluster = crate::cluster::start(&config, &args.tasks, &args.out, Some(setup))?;
+            let workers = cluster.jobs_at_once();
+            let grader: Arc<dyn Grader> = Arc::new(ClusterGrader {
+                cluster: Arc::new(cluster),
+                config: config.clone(),
+                out: args.out.clone(),
+                runs_tests: EvaluatorKind::from(args.evaluator) == EvaluatorKind::Tests,
+                count: AtomicUsize::new(0),
+            });
+            (grader, workers)
+        }
+    };
     if args.repeat > 1 && !grader.runs_tests() {
         bail!("--repeat finds flaky tests by running them; --evaluator swr runs none");
     }
@@ -69,7 +95,7 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
         jobs.iter()
             .map(|&(task, _)| (tasks[task].clone(), patches[task].clone().flatten()))
             .collect(),
-        args.workers,
+        workers,
         move |task, grade| {
             let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
             eprintln!(

@@ -16,6 +16,7 @@ mod serve;
 mod tasks;
 pub mod traj;
 mod view;
+mod worker;
 mod world;
 
 use std::process::ExitCode;
@@ -44,6 +45,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Data(command) => data::run(&config, command),
         Command::EditBench(command) => edit_bench::run(&config, command),
         Command::Serve(_) => serve::run(&config),
+        Command::Worker => worker::run(&config),
         Command::Select(args) => select::run(&config, args),
         Command::World(command) => world::run(command),
         Command::Images(command) => images::run(&config, command),
@@ -104,6 +106,9 @@ fn sources(cli: &Cli) -> Sources {
         assignments.extend(command.assignments());
     }
     if let Command::Serve(args) = &cli.command {
+        assignments.extend(args.assignments());
+    }
+    if let Command::Eval(args) = &cli.command {
         assignments.extend(args.assignments());
     }
     Sources {

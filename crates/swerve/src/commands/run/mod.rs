@@ -21,7 +21,9 @@ use swerve_core::trajectory::{ExitReason, Outcome};
 
 use crate::batch::{self, Ended};
 use crate::cli::RunArgs;
+use swerve_cluster::rollouts;
 use swerve_rollout::config::Config;
+use swerve_rollout::config::cluster::Backend;
 use swerve_rollout::models::ModelSource;
 use swerve_rollout::open;
 use swerve_rollout::rollout::{Rollout, RunContext};
@@ -94,6 +96,18 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
         "run every rollout again",
     )?;
 
+    let cluster = match config.cluster.backend {
+        Backend::Ray => Some(Arc::new(crate::cluster::start(
+            config,
+            &args.tasks,
+            &args.out,
+            None,
+        )?)),
+        Backend::Local => None,
+    };
+    let concurrency = cluster
+        .as_ref()
+        .map_or(config.run.concurrency, |cluster| cluster.jobs_at_once());
     let rollouts: Vec<Rollout> = tasks
         .iter()
         .flat_map(|task| (0..config.run.samples).map(move |sample| Rollout::new(out, task, sample)))
@@ -107,7 +121,7 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
         rollouts.len() - pending.len(),
         config.model.model,
         shared.format.name(),
-        config.run.concurrency
+        concurrency
     );
     let started = Instant::now();
     let rollouts = Arc::new(rollouts);
@@ -116,15 +130,20 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
             .iter()
             .map(|&index| (rollouts[index].id(), index))
             .collect(),
-        config.run.concurrency,
+        concurrency,
         COUNTS,
         |index| {
             let (shared, rollouts, source) = (shared.clone(), rollouts.clone(), source.clone());
+            let (cluster, out) = (cluster.clone(), out.clone());
             async move {
                 let rollout = &rollouts[index];
-                match source.for_task(&rollout.task) {
-                    Ok(model) => rollout.run(&shared, model.as_ref()).await,
-                    Err(error) => Err(error),
+                match (&cluster, source.for_task(&rollout.task)) {
+                    (Some(cluster), _) => {
+                        let key = rollouts::locality_key(&shared.config, &rollout.task);
+                        rollouts::run(cluster, &out, rollout, &key).await
+                    }
+                    (None, Ok(model)) => rollout.run(&shared, model.as_ref()).await,
+                    (None, Err(error)) => Err(error),
                 }
                 .map_err(|error| format!("{error:#}"))
             }
