@@ -56,6 +56,7 @@ __all__ = [
     "load_tasks",
     "read_trajectory",
     "replay_turns",
+    "run",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -365,6 +366,28 @@ def evaluate(
         id: Evaluation(id, bool(result["report"].get("resolved")), result["reward"], patches[id] or "", result["report"])
         for id, result in graded.items()
     }
+
+
+def run(
+    tasks: PathLike,
+    out: PathLike,
+    *,
+    ids: Sequence[str] = (),
+    redo: bool = False,
+    config: Optional[PathLike] = None,
+    presets: Sequence[str] = (),
+    set: Optional[Settings] = None,
+) -> Dict[str, Any]:
+    """Runs the agent on the tasks of the file ``tasks`` (those in ``ids``, all when empty),
+    ``run.samples`` rollouts each, ``run.concurrency`` at once, into the run directory ``out``,
+    as ``swerve run`` does: trajectories, ``preds.jsonl``, ``summary.json`` and
+    ``config.toml`` there, finished rollouts kept unless ``redo``, resuming with settings
+    that change results refused. Returns the summary (``summary.json``). The model is the
+    configuration's (``set={"model.name": "replay"}`` replays the demonstrations)."""
+    summary = _swerve.run(
+        os.fspath(tasks), os.fspath(out), list(ids), redo, _path(config), list(presets), _sets(set)
+    )
+    return json.loads(summary)
 
 
 def export(

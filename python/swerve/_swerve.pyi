@@ -34,6 +34,16 @@ def evaluate(
     sets: List[str] = ...,
 ) -> str: ...
 
+def run(
+    task_file: str,
+    out: str,
+    ids: List[str] = ...,
+    redo: bool = False,
+    config_file: Optional[str] = None,
+    presets: List[str] = ...,
+    sets: List[str] = ...,
+) -> str: ...
+
 class NativeEnv:
     def __init__(
         self,

@@ -255,3 +255,29 @@ def test_the_type_stubs_name_every_function_of_the_binding():
     assert stubbed == compiled
     methods = {node.name for node in next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "NativeEnv").body if isinstance(node, ast.FunctionDef)}
     assert methods - {"__init__"} == {name for name, _ in inspect.getmembers(_swerve.NativeEnv) if not name.startswith("_")}
+
+
+def test_run_writes_the_run_directory_of_swerve_run(cli, tmp_path):
+    ids = ["swerve-examples__calc-1", "swerve-examples__pager-1"]
+    settings = {"model.name": "replay", "run.demos": str(DEMOS), "run.eval": True}
+    summary = swerve.run(TASKS, tmp_path / "py", ids=ids, set=settings)
+    done = cli("run", "--tasks", TASKS, "--model", "replay", "--demos", DEMOS, "--eval", "--out", tmp_path / "cli", *ids)
+    assert done.returncode == 0, done.stderr
+    by_cli = json.loads((tmp_path / "cli" / "summary.json").read_text())
+    assert summary == json.loads((tmp_path / "py" / "summary.json").read_text())
+    for key in ("expected", "rollouts", "submitted", "evaluated", "resolved", "steps", "exit_reasons"):
+        assert summary[key] == by_cli[key], key
+    assert summary["resolved"] == 2
+    assert (tmp_path / "py" / "preds.jsonl").read_text() == (tmp_path / "cli" / "preds.jsonl").read_text()
+    # A second call resumes: no trajectory is written again.
+    files = sorted((tmp_path / "py" / "trajectories").iterdir())
+    before = [(path.stat().st_mtime_ns, path.read_bytes()) for path in files]
+    again = swerve.run(TASKS, tmp_path / "py", ids=ids, set=settings)
+    assert again["rollouts"] == again["resolved"] == 2
+    assert [(path.stat().st_mtime_ns, path.read_bytes()) for path in files] == before
+    # Settings that change results are refused, with the command line's message.
+    with pytest.raises(swerve.SwerveError) as raised:
+        swerve.run(TASKS, tmp_path / "py", ids=ids, set={**settings, "agent.max_steps": 3})
+    refused = cli("run", "--tasks", TASKS, "--model", "replay", "--demos", DEMOS, "--eval", "--out", tmp_path / "py", "--max-steps", "3", *ids)
+    assert error_of(refused) == f"error: {raised.value}"
+    assert "different settings (agent)" in str(raised.value)

@@ -402,6 +402,44 @@ impl NativeEnv {
     }
 }
 
+/// `run(task_file, out, ids, redo, config…)`: runs the agent over the tasks of `task_file`
+/// (those in `ids`, all when empty) into the run directory `out`, as `swerve run` does
+/// (resuming what is there unless `redo`); JSON text of the run's `summary.json`.
+#[pyfunction]
+#[pyo3(signature = (task_file, out, ids=Vec::new(), redo=false, config_file=None, presets=Vec::new(), sets=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
+fn run(
+    py: Python<'_>,
+    task_file: PathBuf,
+    out: PathBuf,
+    ids: Vec<String>,
+    redo: bool,
+    config_file: Option<PathBuf>,
+    presets: Vec<String>,
+    sets: Vec<String>,
+) -> PyResult<String> {
+    detached(py, || {
+        let config = config(config_file, presets, sets)?;
+        let summary = swerve_rollout::run::run(
+            &config,
+            &task_file,
+            &ids,
+            &out,
+            redo,
+            std::sync::Arc::new(Unobserved),
+        )?;
+        text(&summary)
+    })
+}
+
+/// A run's progress, unobserved: Python reads the summary and the run directory.
+struct Unobserved;
+
+impl swerve_rollout::batch::Observer<swerve_core::trajectory::Outcome> for Unobserved {
+    fn started(&self, _name: &str) {}
+    fn finished(&self, _name: &str, _result: &Result<swerve_core::trajectory::Outcome, String>) {}
+}
+
 /// `set_init_command(program, args)`: how sandbox inits start (see
 /// `swerve_sandbox::set_init_command`); the package sets it on import to the interpreter
 /// loading this module's file. False when it was set already.
@@ -421,6 +459,7 @@ fn _swerve(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(replay_turns, module)?)?;
     module.add_function(wrap_pyfunction!(export, module)?)?;
     module.add_function(wrap_pyfunction!(evaluate, module)?)?;
+    module.add_function(wrap_pyfunction!(run, module)?)?;
     module.add_function(wrap_pyfunction!(set_init_command, module)?)?;
     module.add_class::<NativeEnv>()?;
     Ok(())

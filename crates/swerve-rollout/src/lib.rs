@@ -19,6 +19,7 @@
 //! serve`'s `/v1/envs`, Python's `swerve.Env`); [`prompt_rows`] writes trainers' prompt
 //! datasets for it.
 //!
+//! [`run`] is a whole run over a task file into a run directory (resume, summary).
 //! [`demo`] replays recorded solutions; [`replay`] re-executes recorded trajectories in
 //! fresh workspaces. [`models`] is the one model factory (agent, SWE-World, SWE-Edit, edit-bench, backfill
 //! teacher, embedded); [`run_dir`] is the layout of run directories (resuming, the
@@ -44,6 +45,7 @@ pub mod replay;
 pub mod resources;
 pub mod reward;
 pub mod rollout;
+pub mod run;
 pub mod run_dir;
 pub mod summary;
 pub mod world;
