@@ -319,6 +319,42 @@ print(json.dumps([[r["id"], r["outcome"]["patch"], len(r["trajectory"])] for r i
         assert steps == expected, (rollout_id, steps, expected)
 
 
+def test_swerve_env_steps_inside_ray_tasks_on_the_cluster():
+    """The Python package's `Env` from Ray workers (the installed wheel, as a trainer's
+    actors use it): each bundled task replayed step by step in a Ray task on a node with the
+    `swerve` resource, every one resolved."""
+    if os.environ.get("RAY_TESTS_WHEEL") != "1":
+        print("skipping: no swerve wheel in the Ray environment (scripts/python-tests.sh builds it)")
+        return
+    program = f"""
+import json, os
+import ray
+ray.init(address={ADDRESS!r}, log_to_driver=False, logging_level="ERROR")
+
+@ray.remote(num_cpus=0, resources={{"swerve": 0.01}})
+def replay(instance_id):
+    import swerve
+    task = next(t for t in swerve.load_tasks({TASKS!r}) if t.instance_id == instance_id)
+    with swerve.Env(task) as env:
+        env.reset()
+        for reply in swerve.replay_turns(os.path.join({ROOT!r}, "examples/demos", instance_id + ".json")):
+            if env.step(reply)[2]:
+                break
+        graded = env.evaluate()
+    return instance_id, graded.resolved
+
+ids = [json.loads(line)["instance_id"] for line in open({TASKS!r})]
+print(json.dumps(ray.get([replay.remote(i) for i in ids])))
+"""
+    env = dict(os.environ, SWERVE_CACHE_DIR=f"{SCRATCH}/cache-env")
+    done = subprocess.run([PYTHON, "-c", program], cwd="/", env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(results) == len(lines(TASKS)), results
+    assert all(resolved for _, resolved in results), results
+
+
 def main():
     only = os.environ.get("RAY_TESTS_ONLY", "")
     tests = [value for name, value in globals().items()

@@ -17,6 +17,15 @@ if ! "$venv/bin/python" -c "import ray, sys; sys.exit(ray.__version__ != '$RAY_V
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check "ray==$RAY_VERSION"
 fi
+# The Python package's wheel, when scripts/python-tests.sh built one: swerve.Env in Ray tasks.
+wheel=$(ls "$target"/wheels/swerve-*.whl 2>/dev/null | head -n 1 || true)
+if [ -n "$wheel" ]; then
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheel"
+  export RAY_TESTS_WHEEL=1
+elif [ "${SWERVE_REQUIRE_WHEEL:-}" = 1 ]; then
+  echo "ray-tests: no wheel in $target/wheels; run scripts/python-tests.sh first" >&2
+  exit 1
+fi
 installed=$(date +%s)
 cargo build --quiet -p swerve
 scratch=$(mktemp -d /tmp/swerve-ray-tests.XXXXXX)

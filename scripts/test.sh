@@ -12,6 +12,7 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 ./scripts/fetch-model.sh        # the embedded model for its tests (cached)
 export SWERVE_REQUIRE_EMBEDDED_MODEL=1   # so they fail rather than skip without it
 export SWERVE_REQUIRE_PYTHON_REQUESTS=1  # the trainer shims' smoke test, likewise
+export SWERVE_REQUIRE_WHEEL=1            # the Ray tests use the wheel python-tests.sh builds
 export INSTA_UPDATE=no                   # snapshots are compared, never written (docs/development.md)
 if [ "$(id -u)" = 0 ]; then
   export SWERVE_REQUIRE_IMAGES=1         # the image tests fail rather than skip
