@@ -29,21 +29,34 @@ pub fn model_present() -> bool {
     true
 }
 
+/// The bundled task the embedded model's rollouts run.
+const CALC: &str = "swerve-examples__calc-1";
+
+/// `swerve run --model embedded` (seed 1, `max_tokens` tokens a reply) on [`CALC`] with
+/// `extra` arguments: the cache (kept alive), the run directory and the output.
+fn run_calc(
+    max_tokens: u32,
+    extra: &[&str],
+) -> (tempfile::TempDir, std::path::PathBuf, std::process::Output) {
+    let cache = tempfile::tempdir().unwrap();
+    let out = cache.path().join("run");
+    let output = RunArgs::new(&out)
+        .model("embedded")
+        .args(extra)
+        .set("model.sampling.seed=1")
+        .set(&format!("model.sampling.max_tokens={max_tokens}"))
+        .args([CALC])
+        .run(cache.path());
+    (cache, out, output)
+}
+
 #[test]
 fn the_embedded_model_drives_a_rollout_end_to_end() {
     if !model_present() {
         return;
     }
-    let cache = tempfile::tempdir().unwrap();
-    let out = cache.path().join("run");
-    let id = "swerve-examples__calc-1";
-    let output = RunArgs::new(&out)
-        .model("embedded")
-        .args(["--max-steps", "2"])
-        .set("model.sampling.seed=1")
-        .set("model.sampling.max_tokens=48")
-        .args([id])
-        .run(cache.path());
+    let (cache, out, output) = run_calc(48, &["--max-steps", "2"]);
+    let id = CALC;
     let printed = stderr(&output);
     assert!(output.status.success(), "{printed}");
     assert!(printed.contains("embedded model: "), "{printed}");
@@ -187,17 +200,12 @@ fn the_embedded_model_counts_its_own_compression_rate() {
     if !model_present() {
         return;
     }
-    let cache = tempfile::tempdir().unwrap();
-    let out = cache.path().join("run");
-    let id = "swerve-examples__calc-1";
-    let output = RunArgs::new(&out)
-        .model("embedded")
-        .args(["--preset", "agile", "--max-steps", "1", "--eval"])
-        .set("reward.compression_weight=0.2")
-        .set("model.sampling.seed=1")
-        .set("model.sampling.max_tokens=16")
-        .args([id])
-        .run(cache.path());
+    let extra = ["--preset", "agile", "--max-steps", "1", "--eval"];
+    let (_cache, out, output) = run_calc(
+        16,
+        &[&extra[..], &["--set", "reward.compression_weight=0.2"]].concat(),
+    );
+    let id = CALC;
     let printed = stderr(&output);
     assert!(output.status.success(), "{printed}");
     let lines = json_lines(&out.join(format!("trajectories/{id}__0.jsonl")));
