@@ -25,6 +25,12 @@ File-level edges, per crate (from `src/lib.rs` and `src/main.rs`, following `mod
   string literals, `$crate` in macros, other crates' paths, and a file referring to itself.
   `#[cfg(test)]` code counts like any other code.
 
+Command edges: in the binary, a file under `crates/swerve/src/commands/<x>` (or
+`commands/<x>.rs`) that imports a file of another command `<y>` fails the check: what two
+commands share belongs in a library crate or in a shared module of the binary outside
+`commands/` (the terminal display, `batch`, `cluster`). `commands/mod.rs` dispatches to
+every command and is exempt.
+
 Crate-level edges: the `[dependencies]`, `[build-dependencies]` and `[target.*.dependencies]`
 of each `crates/*/Cargo.toml` that name another workspace crate. `[dev-dependencies]` are not
 counted: a test-support crate that depends on the crate it tests is the usual shape and Cargo
@@ -52,6 +58,18 @@ from pathlib import Path
 from typing import NoReturn
 
 BINARY_SRC = "crates/swerve/src/"
+COMMANDS_SRC = BINARY_SRC + "commands/"
+
+
+def command_of(path: str) -> str | None:
+    """The command a file of the binary belongs to (`commands/<x>.rs` or `commands/<x>/…`),
+    or None outside `commands/` and for `commands/mod.rs`."""
+    if not path.startswith(COMMANDS_SRC):
+        return None
+    rest = path[len(COMMANDS_SRC):]
+    if rest == "mod.rs":
+        return None
+    return rest.split("/", 1)[0].removesuffix(".rs")
 DEFAULT_ALLOWLIST = "scripts/import-circles-allowed.txt"
 ATTRIBUTE_PATH = re.compile(r'=\s*"((?:crate|super|self)(?:::[A-Za-z_][A-Za-z0-9_]*)+)"')
 ITEM_KEYWORDS = {"fn", "struct", "enum", "trait", "type", "const", "static", "union", "mod"}
@@ -581,6 +599,7 @@ def main() -> int:
         return str(p.relative_to(repo))
 
     found: list[tuple[list[str], list[Edge]]] = []
+    command_edges: list[str] = []
     file_count = 0
     for root in crate_roots(repo):
         crate = Crate(root, repo)
@@ -589,6 +608,9 @@ def main() -> int:
         graph: dict[str, set[str]] = {}
         for e in edges:
             graph.setdefault(rel(e.source), set()).add(rel(e.target))
+            source, target = command_of(rel(e.source)), command_of(rel(e.target))
+            if source and target and source != target:
+                command_edges.append(f"{rel(e.source)}:{e.line} -> {rel(e.target)}  ({e.text})")
             if args.edges:
                 print(f"{rel(e.source)}:{e.line} -> {rel(e.target)}  ({e.text})")
         files = sorted({rel(m.file) for m in crate.modules})
@@ -640,6 +662,9 @@ def main() -> int:
     for entry in stale:
         print("allowed import circle is GONE (delete its allowlist line): " + " ".join(sorted(entry)))
         failures += 1
+    for edge in command_edges:
+        print("command imports another command (move what they share out of commands/): " + edge)
+        failures += 1
     for component in crate_circles:
         print("crate circle, NEW: " + ", ".join(component))
         for a in component:
@@ -667,7 +692,7 @@ def main() -> int:
     allowed_now = sum(frozenset(c) in allowed for c, _ in found)
     print(f"check-imports: {file_count} files in {len(crate_roots(repo))} crate roots, "
           f"{len(names)} crates: {len(found)} file circles ({allowed_now} allowed), "
-          f"{len(crate_circles)} crate circles")
+          f"{len(crate_circles)} crate circles, {len(command_edges)} command-to-command imports")
     if failures:
         print(f"check-imports: {failures} problems; see {allow_path.relative_to(repo)} and "
               "docs/development.md")

@@ -10,6 +10,7 @@ mod cli;
 mod cluster;
 mod commands;
 mod logging;
+mod units;
 
 use std::process::ExitCode;
 

@@ -7,6 +7,8 @@ use swerve_sandbox::{CgroupSupport, Confinement, Isolation, SandboxConfig};
 
 use swerve_rollout::config::Config;
 
+use crate::units::human;
+
 pub fn run(config: &Config) -> Result<ExitCode> {
     let cache = config.cache()?;
     let found = swerve_sandbox::probe(&cache, &config.sandbox);
@@ -57,7 +59,7 @@ pub fn run(config: &Config) -> Result<ExitCode> {
     };
     println!("  {:<20} {in_force}", "in force");
     println!("images");
-    for line in super::images::doctor_lines(config) {
+    for line in image_store_lines(config) {
         println!("  {line}");
     }
     println!("confinement (what a sandboxed command holds)");
@@ -130,5 +132,47 @@ fn config_location() -> String {
         "./swerve.toml".to_owned()
     } else {
         "none (defaults; pass --config FILE or create ./swerve.toml)".to_owned()
+    }
+}
+
+/// The store's summary for `swerve doctor`.
+fn image_store_lines(config: &Config) -> Vec<String> {
+    match config.image_store() {
+        Ok(store) => {
+            let (blobs, layers) = store.usage();
+            vec![
+                format!("{:<20} {}", "store", store.root().display()),
+                format!(
+                    "{:<20} {} ({} of blobs, {} unpacked)",
+                    "images",
+                    store.list().len(),
+                    human(blobs),
+                    human(layers)
+                ),
+                format!(
+                    "{:<20} {}",
+                    "mirrors",
+                    if config.images.mirrors.is_empty() && config.images.rewrites.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        format!(
+                            "{} mirrored registries, {} rewrites",
+                            config.images.mirrors.len(),
+                            config.images.rewrites.len()
+                        )
+                    }
+                ),
+                format!(
+                    "{:<20} {}",
+                    "naming",
+                    match config.images.naming {
+                        swerve_image::Naming::None => "tasks without an image use base checkouts",
+                        swerve_image::Naming::Swebench =>
+                            "tasks without an image use SWE-bench's image names",
+                    }
+                ),
+            ]
+        }
+        Err(error) => vec![format!("{:<20} unavailable: {error:#}", "store")],
     }
 }

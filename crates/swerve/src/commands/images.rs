@@ -7,9 +7,10 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use swerve_image::{IdMapping, Store, disk_usage};
+use swerve_image::{IdMapping, Store};
 
 use crate::cli::ImagesCommand;
+use crate::units::human;
 use swerve_rollout::config::Config;
 use swerve_rollout::open;
 
@@ -199,63 +200,4 @@ fn list(store: &Store) {
         human(layers),
         store.root().display()
     );
-}
-
-/// Bytes for people.
-pub fn human(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
-}
-
-/// The store's summary for `swerve doctor`.
-pub fn doctor_lines(config: &Config) -> Vec<String> {
-    match config.image_store() {
-        Ok(store) => {
-            let (blobs, layers) = store.usage();
-            let _ = disk_usage;
-            vec![
-                format!("{:<20} {}", "store", store.root().display()),
-                format!(
-                    "{:<20} {} ({} of blobs, {} unpacked)",
-                    "images",
-                    store.list().len(),
-                    human(blobs),
-                    human(layers)
-                ),
-                format!(
-                    "{:<20} {}",
-                    "mirrors",
-                    if config.images.mirrors.is_empty() && config.images.rewrites.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        format!(
-                            "{} mirrored registries, {} rewrites",
-                            config.images.mirrors.len(),
-                            config.images.rewrites.len()
-                        )
-                    }
-                ),
-                format!(
-                    "{:<20} {}",
-                    "naming",
-                    match config.images.naming {
-                        swerve_image::Naming::None => "tasks without an image use base checkouts",
-                        swerve_image::Naming::Swebench =>
-                            "tasks without an image use SWE-bench's image names",
-                    }
-                ),
-            ]
-        }
-        Err(error) => vec![format!("{:<20} unavailable: {error:#}", "store")],
-    }
 }
