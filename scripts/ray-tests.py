@@ -293,10 +293,20 @@ def test_a_node_without_user_namespaces_says_what_to_fix():
     assert "user.max_user_namespaces" in done.stderr, done.stderr
 
 
+def wheel_installed():
+    """Whether the Ray environment has the swerve wheel (`swerve.ray` ships in it)."""
+    if os.environ.get("RAY_TESTS_WHEEL") == "1":
+        return True
+    print("skipping: no swerve wheel in the Ray environment (scripts/python-tests.sh builds it)")
+    return False
+
+
 def test_trainers_get_rollouts_from_swerve_ray():
+    """Trainers on Ray import `swerve.ray` from the installed package."""
+    if not wheel_installed():
+        return
     program = f"""
 import json, sys
-sys.path.insert(0, {os.path.join(ROOT, 'python')!r})
 import ray
 import swerve.ray
 ray.init(address={ADDRESS!r}, log_to_driver=False, logging_level="ERROR")
@@ -323,8 +333,7 @@ def test_swerve_env_steps_inside_ray_tasks_on_the_cluster():
     """The Python package's `Env` from Ray workers (the installed wheel, as a trainer's
     actors use it): each bundled task replayed step by step in a Ray task on a node with the
     `swerve` resource, every one resolved."""
-    if os.environ.get("RAY_TESTS_WHEEL") != "1":
-        print("skipping: no swerve wheel in the Ray environment (scripts/python-tests.sh builds it)")
+    if not wheel_installed():
         return
     program = f"""
 import json, os
