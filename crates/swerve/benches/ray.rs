@@ -27,8 +27,18 @@ use swerve_testing::{ModelServer, Reply};
 const MODEL_DELAY: Duration = Duration::from_millis(200);
 /// Shell commands per rollout; the call after them is `finish`.
 const COMMAND_STEPS: usize = 10;
-/// Samples of each of the 8 bundled tasks.
+/// Samples of each of the 8 bundled tasks, unless `RAY_BENCH_SAMPLES` says otherwise (more
+/// samples spread the workers' start over more rollouts).
 const SAMPLES: usize = 6;
+
+/// The samples of each task this invocation runs.
+fn samples() -> usize {
+    std::env::var("RAY_BENCH_SAMPLES")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(SAMPLES)
+}
 /// Rollouts at once per node, and in the local run.
 const SLOTS: usize = 8;
 /// Runs of each kind per cluster size; the median is reported.
@@ -83,7 +93,7 @@ fn main() {
     }
     drop(cluster);
 
-    let rollouts = (8 * SAMPLES) as f64;
+    let rollouts = (8 * samples()) as f64;
     println!(
         "| slots | without Ray: wall (s), rollouts/s | Ray, {SLOTS} slots a node: nodes, wall (s), rollouts/s | Ray ÷ without | Ray × one node (ideal: nodes) | workers up after (s) |"
     );
@@ -112,7 +122,8 @@ fn main() {
         (COMMAND_STEPS + 1) as f64 * MODEL_DELAY.as_secs_f64()
     );
     println!(
-        "- {rollouts} rollouts (8 tasks × {SAMPLES}), {} model calls each at {} ms; {} cores",
+        "- {rollouts} rollouts (8 tasks × {}), {} model calls each at {} ms; {} cores",
+        samples(),
         COMMAND_STEPS + 1,
         MODEL_DELAY.as_millis(),
         std::thread::available_parallelism().map_or(0, |n| n.get())
@@ -168,7 +179,7 @@ impl Bench<'_> {
             .args(["run", "--tasks", "examples/tasks/tasks.jsonl"])
             .args(["--model", "bench-model", "--base-url", &self.url])
             .args(["--max-steps", &(COMMAND_STEPS + 1).to_string()])
-            .args(["--samples", &SAMPLES.to_string()])
+            .args(["--samples", &samples().to_string()])
             .args(["--concurrency", &slots.to_string()])
             .arg("--out")
             .arg(&out)
@@ -202,7 +213,7 @@ impl Bench<'_> {
         let summary: Value =
             serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
                 .unwrap();
-        assert_eq!(summary["submitted"], 8 * SAMPLES, "{name}: {summary}");
+        assert_eq!(summary["submitted"], 8 * samples(), "{name}: {summary}");
         eprintln!("{name}: {wall:.1} s");
         Run { wall, started: up }
     }
