@@ -144,9 +144,15 @@ def config_toml(config: Optional[PathLike] = None, *, presets: Sequence[str] = (
 class Step(NamedTuple):
     """What :meth:`Env.step` returns, gym-style: ``observation`` (the tool's output, or what
     the model is told when its reply could not be read), ``reward`` (0 for a step: the
-    reward comes from :meth:`Env.evaluate`), ``done`` (the agent called ``finish``) and
-    ``info`` (``message``: the observation as the chat message to send back; ``call``;
-    ``is_error``; ``format_error``)."""
+    reward comes from :meth:`Env.evaluate`), ``done`` (the episode ended: the agent called
+    ``finish``, or a limit, a repeated call or too many format errors ended it) and ``info``:
+    ``messages`` (the next prompt, what the policy must be sent next under the configured
+    context policy: with ``--preset agile`` the windowed context with digests, not the
+    whole history; ``None`` once done), ``prompt_ids`` (its token ids, given
+    ``run.tokenizer``), ``sample`` (this step's training sample: ``prompt_ids``,
+    ``response_ids``, ``logprobs``, ``mask``), ``message`` (the observation as the chat
+    message the format sends back), ``step``, ``call``, ``is_error``, ``format_error``,
+    ``exit_reason`` and ``exit_detail``."""
 
     observation: str
     reward: float
@@ -158,13 +164,20 @@ class Step(NamedTuple):
 class Evaluation:
     """A graded patch. ``reward`` is 1 resolved, 0 not (or the reward model's score), and
     ``None`` when grading failed for a reason that is not the model's (``report
-    ["error_class"] == "infra"``): leave such a rollout out of training."""
+    ["error_class"] == "infra"``): leave such a rollout out of training. From
+    :meth:`Env.evaluate`, ``reward`` is the reward ``[reward]`` shapes from the episode's
+    record, as ``swerve run --eval`` records it (turn penalty, compression bonus, format
+    penalties), ``reward_terms`` its terms, ``score`` the grade's own score and
+    ``exit_reason`` how the episode ended."""
 
     instance_id: str
     resolved: bool
     reward: Optional[float]
     patch: str
     report: Dict[str, Any]
+    reward_terms: Optional[Dict[str, Any]] = None
+    score: Optional[float] = None
+    exit_reason: Optional[str] = None
 
     @property
     def infra_failure(self) -> bool:
@@ -225,7 +238,10 @@ class Env:
         return json.loads(self._native.reset(id))
 
     def step(self, action: Action) -> Step:
-        """Runs one action (see :data:`Action`)."""
+        """Takes one action (see :data:`Action`) through the agent's step, as ``swerve run``
+        takes a model's reply. An assistant message may also carry ``reasoning_content``,
+        and the reply's ``response_ids`` and ``logprobs`` as sampled (the step's
+        ``sample`` then uses them)."""
         if isinstance(action, str):
             raw = self._native.step_reply(action, "[]")
         elif "name" in action and "arguments" in action:
@@ -234,7 +250,13 @@ class Env:
                 arguments = json.loads(arguments)
             raw = self._native.step_call(str(action["name"]), json.dumps(arguments))
         elif "content" in action or "tool_calls" in action:
-            raw = self._native.step_reply(action.get("content") or "", json.dumps(list(action.get("tool_calls") or [])))
+            raw = self._native.step_reply(
+                action.get("content") or "",
+                json.dumps(list(action.get("tool_calls") or [])),
+                action.get("reasoning_content"),
+                action.get("response_ids"),
+                action.get("logprobs"),
+            )
         else:
             raise SwerveError(
                 "step(action): give a model reply (text), an assistant message ({'content', 'tool_calls'}) "
@@ -247,7 +269,7 @@ class Env:
 
     @property
     def done(self) -> bool:
-        """Whether the agent called ``finish``."""
+        """Whether the episode has ended."""
         return self._native.is_done()
 
     def patch(self) -> str:
@@ -256,9 +278,19 @@ class Env:
 
     def evaluate(self) -> Evaluation:
         """Grades the current patch by SWE-bench's rules, in a fresh workspace (this one
-        stays as it is)."""
+        stays as it is), and shapes the reward by the configuration's ``[reward]`` from the
+        episode's record."""
         graded = json.loads(self._native.evaluate())
-        return Evaluation(graded["instance_id"], graded["resolved"], graded["reward"], graded["patch"], graded["report"])
+        return Evaluation(
+            graded["instance_id"],
+            graded["resolved"],
+            graded["reward"],
+            graded["patch"],
+            graded["report"],
+            graded["reward_terms"],
+            graded["score"],
+            graded["exit_reason"],
+        )
 
     def close(self) -> None:
         """Destroys the workspace; the environment can be reset again."""

@@ -1,5 +1,10 @@
 //! The agent loop: one rollout of a model on a task, written to its trajectory step by step.
 //!
+//! [`Agent::run`] is a loop over [`Agent::step`], the one step every front end takes
+//! (`swerve run`, `swerve serve`'s rollouts, and, with the reply given from outside through
+//! [`Agent::prompt`] and [`Agent::take_reply`], the gym environments); its exits are
+//! values ([`Exit`]), the state between steps an [`Episode`].
+//!
 //! Each step: check the limits; send the conversation as the context policy shows it (with
 //! the format's tool schemas for native function calling); read the reply (its reasoning
 //! structure when required, then the call: `reply`); run the call in the workspace (on a
@@ -19,14 +24,16 @@ use swerve_core::trajectory::{
 };
 use swerve_core::{Task, ToolCall};
 use swerve_llm::{Model, ModelError, ModelRequest, ModelResponse};
-use swerve_tools::formats::{FormatErrorBudget, ResultMessage, ResultRole, ToolFormat};
+use swerve_tools::formats::{
+    FormatErrorBudget, ParsedResponse, ResultMessage, ResultRole, ToolFormat,
+};
 use swerve_tools::{ToolResult, Toolbox};
 
 use swerve_chat::{ChatModel, RenderOptions};
 
 use crate::prompt::{PromptContext, PromptError, Prompts};
-use crate::reasoning::{ReasoningConfig, recall};
-use crate::reply;
+use crate::reasoning::{ContextPolicy, ReasoningConfig, recall};
+use crate::reply::{self, Rejection};
 
 /// Limits and behaviour of the loop. Every limit is optional except the step count.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -105,10 +112,114 @@ pub enum AgentError {
     Trajectory(#[from] TrajectoryError),
 }
 
-/// One model, one format, one set of prompts and limits, ready to run episodes.
+/// Why an episode ended: the value a step returns when it ends the episode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exit {
+    /// The trajectory's exit reason.
+    pub reason: ExitReason,
+    /// What happened, in words (e.g. the model error).
+    pub detail: Option<String>,
+}
+
+impl Exit {
+    fn new(reason: ExitReason, detail: Option<String>) -> Self {
+        Self { reason, detail }
+    }
+}
+
+/// One episode between its steps: the conversation as the agent keeps it, the counters the
+/// limits read, and the totals so far. Made by [`Agent::begin`], advanced by
+/// [`Agent::step`] (or [`Agent::prompt`] then [`Agent::take_reply`] when the reply comes
+/// from outside, as in a gym environment).
+pub struct Episode {
+    trajectory_id: String,
+    context: ContextPolicy,
+    /// The tool schemas each request carries (native function calling), else `None`.
+    tools: Option<Vec<serde_json::Value>>,
+    started: Instant,
+    /// Every message, each assistant turn with its reasoning in `reasoning_content`.
+    conversation: Vec<Message>,
+    /// The last request's step index and messages (what the next step's record is a
+    /// delta against).
+    sent_before: Option<(usize, Vec<Message>)>,
+    budget: FormatErrorBudget,
+    recent_calls: VecDeque<String>,
+    /// The previous call's prompt and completion tokens, as the server counted them.
+    context_tokens: u64,
+    /// The totals so far; its exit reason is the final one once `exit` is set.
+    totals: EpisodeEnd,
+    exit: Option<Exit>,
+}
+
+impl Episode {
+    /// The trajectory id the episode was begun with.
+    pub fn trajectory_id(&self) -> &str {
+        &self.trajectory_id
+    }
+
+    /// The conversation as the agent keeps it (every turn's reasoning in its
+    /// `reasoning_content`; what the model is sent is [`Agent::prompt`]'s).
+    pub fn conversation(&self) -> &[Message] {
+        &self.conversation
+    }
+
+    /// The context policy of this trajectory (its reasoning window drawn).
+    pub fn context_policy(&self) -> ContextPolicy {
+        self.context
+    }
+
+    /// Why the episode ended, once it has.
+    pub fn exit(&self) -> Option<&Exit> {
+        self.exit.as_ref()
+    }
+
+    /// The steps taken so far.
+    pub fn steps(&self) -> usize {
+        self.totals.steps
+    }
+
+    /// The totals so far; the exit reason and detail are the episode's once it has ended
+    /// (before, the exit reason is `max_steps` and the detail empty).
+    pub fn end(&self) -> EpisodeEnd {
+        self.totals.clone()
+    }
+
+    fn finish(&mut self, exit: Exit) -> Exit {
+        self.totals.exit_reason = exit.reason;
+        self.totals.detail = exit.detail.clone();
+        self.exit = Some(exit.clone());
+        exit
+    }
+}
+
+/// The request of an episode's next turn.
+#[derive(Debug, Clone)]
+pub struct Prompt {
+    /// The step it opens (from 0).
+    pub index: usize,
+    /// The messages the model is sent: the conversation under the context policy.
+    pub messages: Vec<Message>,
+    /// The request made of them: chat messages (with the tools for native function
+    /// calling), or the prompt a chat template renders in prompt-rendered mode.
+    pub request: ModelRequest,
+}
+
+/// What one step did.
+#[derive(Debug)]
+pub struct Stepped {
+    /// The step's record (none when the episode ended before a reply: a limit, a prompt
+    /// that does not render, a model error).
+    pub step: Option<Step>,
+    /// The end of the episode, when this step ended it.
+    pub exit: Option<Exit>,
+    /// Whether the step's tool reported an error.
+    pub tool_error: bool,
+}
+
+/// One format, one set of prompts and limits (and a chat template in prompt-rendered mode),
+/// ready to run episodes: [`Agent::run`] is the loop over [`Agent::step`], the one step every
+/// front end takes.
 pub struct Agent<'a> {
-    /// The model that answers each step.
-    pub model: &'a dyn Model,
     /// How tool calls are offered to the model and read from its replies.
     pub format: &'a dyn ToolFormat,
     /// The system, instance and step-hint templates.
@@ -138,170 +249,255 @@ impl Agent<'_> {
         )
     }
 
-    /// Runs one episode from `opening`, appending each step to `writer`. `trajectory_id`
-    /// is sent as each request's `X-Session-ID` and fixes a random reasoning window (see
-    /// [`ReasoningConfig::policy`]).
+    /// Runs one episode of `model` from `opening`, appending each step to `writer`.
+    /// `trajectory_id` is sent as each request's `X-Session-ID` and fixes a random
+    /// reasoning window (see [`ReasoningConfig::policy`]).
     pub async fn run(
         &self,
+        model: &dyn Model,
         opening: Vec<Message>,
         toolbox: &mut Toolbox,
         writer: &mut TrajectoryWriter,
         trajectory_id: &str,
     ) -> Result<EpisodeEnd, AgentError> {
-        let tools = self.format.render(&self.tool_specs(toolbox)).tools;
-        let context = self.config.reasoning.policy(trajectory_id);
-        let started = Instant::now();
-        let mut messages = opening;
-        let mut sent_before: Option<(usize, Vec<Message>)> = None;
-        let mut budget = FormatErrorBudget::new(self.config.max_format_errors as usize);
-        let mut recent_calls: VecDeque<String> = VecDeque::new();
-        let mut context_tokens = 0;
-        let mut end = EpisodeEnd {
-            exit_reason: ExitReason::MaxSteps,
-            detail: None,
-            steps: 0,
-            usage: Usage::default(),
-            cost: 0.0,
-            subagent_usage: Usage::default(),
-            subagent_cost: 0.0,
-            timings: Timings::default(),
-        };
-        for index in 0..self.config.max_steps as usize {
-            if let Some(reason) = self.limit_reached(&end, context_tokens, started) {
-                end.exit_reason = reason;
-                tracing::info!(reason = reason.as_str(), "limit reached");
-                return Ok(end);
+        let mut episode = self.begin(opening, toolbox, trajectory_id);
+        loop {
+            let stepped = self.step(model, &mut episode, toolbox).await?;
+            if let Some(step) = &stepped.step {
+                append(writer, step)?;
             }
-            let sent = context.apply(&messages);
-            let mut request = match self.request(&sent, &tools) {
-                Ok(request) => request.with_session_id(trajectory_id),
-                Err(error) => {
-                    end.exit_reason = ExitReason::Error;
-                    tracing::error!(step = index, "cannot render the prompt: {error}");
-                    end.detail = Some(format!("cannot render the prompt: {error}"));
-                    return Ok(end);
-                }
-            };
-            if self.config.capture_tokens {
-                request = request.capturing_tokens();
-            }
-            let response = match self.model.complete(&request).await {
-                Ok(response) => response,
-                Err(error) => {
-                    end.exit_reason = match error {
-                        ModelError::ContextLength { .. } => ExitReason::ContextLimit,
-                        _ => ExitReason::ModelError,
-                    };
-                    tracing::warn!(step = index, "model call failed: {error}");
-                    end.detail = Some(error.to_string());
-                    return Ok(end);
-                }
-            };
-            context_tokens = response.usage.prompt_tokens + response.usage.completion_tokens;
-            let mut step = self.record_response(index, &response, &sent, &sent_before);
-            sent_before = Some((index, sent));
-            end.steps += 1;
-            end.usage += response.usage;
-            end.cost += response.cost;
-            *end.timings.model_seconds.get_or_insert(0.0) += response.latency.as_secs_f64();
-
-            let reply = reply::read(self.format, &self.config.reasoning, &response);
-            step.reasoning = reply.reasoning;
-            step.digest = reply.digest;
-            messages.push(reply.message);
-            match reply.call {
-                Ok(parsed) => {
-                    budget.record_success();
-                    let started_tool = Instant::now();
-                    let result = match self.recall(&parsed.call, &messages) {
-                        Some(recalled) => recalled,
-                        None => tokio::task::block_in_place(|| toolbox.call(&parsed.call)),
-                    };
-                    step.subagents = toolbox.take_subagents();
-                    for subagent in &step.subagents {
-                        end.subagent_usage += subagent.usage();
-                        end.subagent_cost += subagent.cost();
-                    }
-                    let env_seconds = started_tool.elapsed().as_secs_f64();
-                    step.timings.env_seconds = Some(env_seconds);
-                    *end.timings.env_seconds.get_or_insert(0.0) += env_seconds;
-                    let mut observation = result.observation.clone();
-                    if let Some(note) = &parsed.note {
-                        observation = format!("{note}\n{observation}");
-                    }
-                    let remaining = self.config.max_steps.saturating_sub(index as u32 + 1);
-                    if !result.done
-                        && let Some(hint) = self.prompts.step_hint(remaining)?
-                    {
-                        observation = format!("{observation}\n{hint}");
-                    }
-                    messages.push(result_message(
-                        self.format
-                            .render_result(&observation, parsed.call_id.as_deref()),
-                    ));
-                    tracing::info!(
-                        step = index,
-                        tool = %parsed.call.name,
-                        model_seconds = response.latency.as_secs_f64(),
-                        env_seconds,
-                        prompt_tokens = response.usage.prompt_tokens,
-                        completion_tokens = response.usage.completion_tokens,
-                        "step"
-                    );
-                    step.tool_call = Some(parsed.call);
-                    step.call_text = Some(parsed.call_text.clone());
-                    step.observation = Some(observation);
-                    append(writer, &step)?;
-                    if result.done {
-                        end.exit_reason = ExitReason::Submitted;
-                        return Ok(end);
-                    }
-                    recent_calls.push_back(parsed.call_text);
-                    if recent_calls.len() > self.config.max_repeats as usize {
-                        recent_calls.pop_front();
-                    }
-                    if self.config.max_repeats > 0
-                        && recent_calls.len() == self.config.max_repeats as usize
-                        && recent_calls.iter().all(|call| *call == recent_calls[0])
-                    {
-                        end.exit_reason = ExitReason::Repeating;
-                        end.detail = Some(format!(
-                            "the same call {} times in a row",
-                            self.config.max_repeats
-                        ));
-                        return Ok(end);
-                    }
-                }
-                Err(rejection) => {
-                    tracing::warn!(step = index, "format error: {}", rejection.text);
-                    step.format_error = Some(rejection.text.clone());
-                    recent_calls.clear();
-                    if let Some(detail) = rejection.ends_episode {
-                        append(writer, &step)?;
-                        end.exit_reason = ExitReason::FormatErrors;
-                        end.detail = Some(detail);
-                        return Ok(end);
-                    }
-                    messages.push(result_message(rejection.told));
-                    step.observation = Some(rejection.text);
-                    append(writer, &step)?;
-                    if budget.record_error() {
-                        end.exit_reason = ExitReason::FormatErrors;
-                        end.detail = Some(format!(
-                            "{} replies in a row without a valid tool call",
-                            budget.consecutive()
-                        ));
-                        return Ok(end);
-                    }
-                }
+            if stepped.exit.is_some() {
+                return Ok(episode.end());
             }
         }
-        Ok(end)
+    }
+
+    /// An episode from `opening` over `toolbox`'s tools, its reasoning window drawn for
+    /// `trajectory_id`.
+    pub fn begin(&self, opening: Vec<Message>, toolbox: &Toolbox, trajectory_id: &str) -> Episode {
+        Episode {
+            trajectory_id: trajectory_id.to_owned(),
+            context: self.config.reasoning.policy(trajectory_id),
+            tools: self.format.render(&self.tool_specs(toolbox)).tools,
+            started: Instant::now(),
+            conversation: opening,
+            sent_before: None,
+            budget: FormatErrorBudget::new(self.config.max_format_errors as usize),
+            recent_calls: VecDeque::new(),
+            context_tokens: 0,
+            totals: EpisodeEnd {
+                exit_reason: ExitReason::MaxSteps,
+                detail: None,
+                steps: 0,
+                usage: Usage::default(),
+                cost: 0.0,
+                subagent_usage: Usage::default(),
+                subagent_cost: 0.0,
+                timings: Timings::default(),
+            },
+            exit: None,
+        }
+    }
+
+    /// The one step: the next prompt, `model`'s reply to it, then [`Agent::take_reply`].
+    pub async fn step(
+        &self,
+        model: &dyn Model,
+        episode: &mut Episode,
+        toolbox: &mut Toolbox,
+    ) -> Result<Stepped, AgentError> {
+        let prompt = match self.prompt(episode) {
+            Ok(prompt) => prompt,
+            Err(exit) => return Ok(ended(exit)),
+        };
+        match model.complete(&prompt.request).await {
+            Ok(response) => self.take_reply(episode, prompt, &response, toolbox),
+            Err(error) => {
+                tracing::warn!(step = prompt.index, "model call failed: {error}");
+                let reason = match error {
+                    ModelError::ContextLength { .. } => ExitReason::ContextLimit,
+                    _ => ExitReason::ModelError,
+                };
+                Ok(ended(
+                    episode.finish(Exit::new(reason, Some(error.to_string()))),
+                ))
+            }
+        }
+    }
+
+    /// The next turn's prompt, or why the episode ends before it: it has ended already, the
+    /// step count or another limit is reached, or the prompt does not render.
+    pub fn prompt(&self, episode: &mut Episode) -> Result<Prompt, Exit> {
+        if let Some(exit) = &episode.exit {
+            return Err(exit.clone());
+        }
+        let index = episode.totals.steps;
+        if index >= self.config.max_steps as usize {
+            return Err(episode.finish(Exit::new(ExitReason::MaxSteps, None)));
+        }
+        if let Some(reason) = self.limit_reached(episode) {
+            tracing::info!(reason = reason.as_str(), "limit reached");
+            return Err(episode.finish(Exit::new(reason, None)));
+        }
+        let messages = episode.context.apply(&episode.conversation);
+        let mut request = match self.request(&messages, &episode.tools) {
+            Ok(request) => request.with_session_id(&episode.trajectory_id),
+            Err(error) => {
+                tracing::error!(step = index, "cannot render the prompt: {error}");
+                let detail = format!("cannot render the prompt: {error}");
+                return Err(episode.finish(Exit::new(ExitReason::Error, Some(detail))));
+            }
+        };
+        if self.config.capture_tokens {
+            request = request.capturing_tokens();
+        }
+        Ok(Prompt {
+            index,
+            messages,
+            request,
+        })
+    }
+
+    /// Takes `response` as the reply to `prompt` (from [`Agent::prompt`] on the same
+    /// episode): records it, reads it with the format (and the reasoning structure when
+    /// required), runs its call through `toolbox` (interceptors included) on a blocking
+    /// section, or tells the model what is wrong with it; the step's record, and the end
+    /// when this step ended the episode.
+    pub fn take_reply(
+        &self,
+        episode: &mut Episode,
+        prompt: Prompt,
+        response: &ModelResponse,
+        toolbox: &mut Toolbox,
+    ) -> Result<Stepped, AgentError> {
+        let index = prompt.index;
+        episode.context_tokens = response.usage.prompt_tokens + response.usage.completion_tokens;
+        let mut step = record_response(index, response, &prompt.messages, &episode.sent_before);
+        episode.sent_before = Some((index, prompt.messages));
+        let totals = &mut episode.totals;
+        totals.steps += 1;
+        totals.usage += response.usage;
+        totals.cost += response.cost;
+        *totals.timings.model_seconds.get_or_insert(0.0) += response.latency.as_secs_f64();
+
+        let reply = reply::read(self.format, &self.config.reasoning, response);
+        step.reasoning = reply.reasoning;
+        step.digest = reply.digest;
+        episode.conversation.push(reply.message);
+        let (exit, tool_error) = match reply.call {
+            Ok(parsed) => self.run_call(episode, &mut step, parsed, response, toolbox)?,
+            Err(rejection) => (Self::reject(episode, &mut step, rejection), false),
+        };
+        let exit = exit.map(|exit| episode.finish(exit));
+        Ok(Stepped {
+            step: Some(step),
+            exit,
+            tool_error,
+        })
+    }
+
+    /// Runs the call of a readable reply, recording it and its observation in `step`; the
+    /// end when it ended the episode, and whether the tool reported an error.
+    fn run_call(
+        &self,
+        episode: &mut Episode,
+        step: &mut Step,
+        parsed: ParsedResponse,
+        response: &ModelResponse,
+        toolbox: &mut Toolbox,
+    ) -> Result<(Option<Exit>, bool), AgentError> {
+        episode.budget.record_success();
+        let started_tool = Instant::now();
+        let result = match self.recall(&parsed.call, &episode.conversation) {
+            Some(recalled) => recalled,
+            None => tokio::task::block_in_place(|| toolbox.call(&parsed.call)),
+        };
+        step.subagents = toolbox.take_subagents();
+        let totals = &mut episode.totals;
+        for subagent in &step.subagents {
+            totals.subagent_usage += subagent.usage();
+            totals.subagent_cost += subagent.cost();
+        }
+        let env_seconds = started_tool.elapsed().as_secs_f64();
+        step.timings.env_seconds = Some(env_seconds);
+        *totals.timings.env_seconds.get_or_insert(0.0) += env_seconds;
+        let mut observation = result.observation.clone();
+        if let Some(note) = &parsed.note {
+            observation = format!("{note}\n{observation}");
+        }
+        let remaining = self.config.max_steps.saturating_sub(step.index as u32 + 1);
+        if !result.done
+            && let Some(hint) = self.prompts.step_hint(remaining)?
+        {
+            observation = format!("{observation}\n{hint}");
+        }
+        episode.conversation.push(result_message(
+            self.format
+                .render_result(&observation, parsed.call_id.as_deref()),
+        ));
+        tracing::info!(
+            step = step.index,
+            tool = %parsed.call.name,
+            model_seconds = response.latency.as_secs_f64(),
+            env_seconds,
+            prompt_tokens = response.usage.prompt_tokens,
+            completion_tokens = response.usage.completion_tokens,
+            "step"
+        );
+        step.tool_call = Some(parsed.call);
+        step.call_text = Some(parsed.call_text.clone());
+        step.observation = Some(observation);
+        if result.done {
+            return Ok((
+                Some(Exit::new(ExitReason::Submitted, None)),
+                result.is_error,
+            ));
+        }
+        Ok((self.repeating(episode, parsed.call_text), result.is_error))
+    }
+
+    /// Notes `call_text` as the latest call; the end when it makes `max_repeats` the same
+    /// in a row.
+    fn repeating(&self, episode: &mut Episode, call_text: String) -> Option<Exit> {
+        let max_repeats = self.config.max_repeats as usize;
+        let recent = &mut episode.recent_calls;
+        recent.push_back(call_text);
+        if recent.len() > max_repeats {
+            recent.pop_front();
+        }
+        let repeated = max_repeats > 0
+            && recent.len() == max_repeats
+            && recent.iter().all(|call| *call == recent[0]);
+        repeated.then(|| {
+            let detail = format!("the same call {max_repeats} times in a row");
+            Exit::new(ExitReason::Repeating, Some(detail))
+        })
+    }
+
+    /// Records a reply that cannot be read: the model is told why (and the end when too
+    /// many came in a row), or the episode ends at once when the error's policy says so.
+    fn reject(episode: &mut Episode, step: &mut Step, rejection: Rejection) -> Option<Exit> {
+        tracing::warn!(step = step.index, "format error: {}", rejection.text);
+        step.format_error = Some(rejection.text.clone());
+        episode.recent_calls.clear();
+        if let Some(detail) = rejection.ends_episode {
+            return Some(Exit::new(ExitReason::FormatErrors, Some(detail)));
+        }
+        episode.conversation.push(result_message(rejection.told));
+        step.observation = Some(rejection.text);
+        let budget = &mut episode.budget;
+        budget.record_error().then(|| {
+            let detail = format!(
+                "{} replies in a row without a valid tool call",
+                budget.consecutive()
+            );
+            Exit::new(ExitReason::FormatErrors, Some(detail))
+        })
     }
 
     /// The schemas of the tools the model is offered: the toolbox's (its interceptors'
     /// included), and `recall_thought` when it is on.
-    fn tool_specs(&self, toolbox: &Toolbox) -> Vec<serde_json::Value> {
+    pub fn tool_specs(&self, toolbox: &Toolbox) -> Vec<serde_json::Value> {
         let mut specs = toolbox.tool_specs();
         if self.config.reasoning.recall_thought {
             specs.push(recall::spec());
@@ -347,67 +543,60 @@ impl Agent<'_> {
         Ok(ModelRequest::prompt(renderer.render(sent, &options)?))
     }
 
-    /// The limit `end` has reached, if any.
-    fn limit_reached(
-        &self,
-        end: &EpisodeEnd,
-        context_tokens: u64,
-        started: Instant,
-    ) -> Option<ExitReason> {
+    /// The limit `episode` has reached, if any.
+    fn limit_reached(&self, episode: &Episode) -> Option<ExitReason> {
         let config = self.config;
-        if config
-            .max_wall_secs
-            .is_some_and(|limit| started.elapsed() >= Duration::from_secs_f64(limit.max(0.0)))
-        {
+        let totals = &episode.totals;
+        if config.max_wall_secs.is_some_and(|limit| {
+            episode.started.elapsed() >= Duration::from_secs_f64(limit.max(0.0))
+        }) {
             return Some(ExitReason::TimeLimit);
         }
         if config
             .max_cost
-            .is_some_and(|limit| end.cost + end.subagent_cost >= limit)
+            .is_some_and(|limit| totals.cost + totals.subagent_cost >= limit)
         {
             return Some(ExitReason::CostLimit);
         }
         if config
             .max_context_tokens
-            .is_some_and(|limit| context_tokens >= limit)
+            .is_some_and(|limit| episode.context_tokens >= limit)
         {
             return Some(ExitReason::ContextLimit);
         }
-        let tokens = end.usage.prompt_tokens + end.usage.completion_tokens;
+        let tokens = totals.usage.prompt_tokens + totals.usage.completion_tokens;
         if config.max_total_tokens.is_some_and(|limit| tokens >= limit) {
             return Some(ExitReason::TokenLimit);
         }
         None
     }
-
-    /// A step holding what the model was sent and what it answered (the loop adds how the
-    /// answer was read).
-    fn record_response(
-        &self,
-        index: usize,
-        response: &ModelResponse,
-        sent: &[Message],
-        before: &Option<(usize, Vec<Message>)>,
-    ) -> Step {
-        let mut step = Step::new(index, response.content.clone());
-        step.messages_sent = Some(match before {
-            Some((base, base_messages)) => MessagesSent::delta(Some(*base), base_messages, sent),
-            None => MessagesSent::delta(None, &[], sent),
+}
+/// A step holding what the model was sent and what it answered (the loop adds how the
+/// answer was read).
+fn record_response(
+    index: usize,
+    response: &ModelResponse,
+    sent: &[Message],
+    before: &Option<(usize, Vec<Message>)>,
+) -> Step {
+    let mut step = Step::new(index, response.content.clone());
+    step.messages_sent = Some(match before {
+        Some((base, base_messages)) => MessagesSent::delta(Some(*base), base_messages, sent),
+        None => MessagesSent::delta(None, &[], sent),
+    });
+    step.usage = Some(response.usage);
+    step.cost = Some(response.cost);
+    step.timings.model_seconds = Some(response.latency.as_secs_f64());
+    if let (Some(prompt_ids), Some(completion_ids)) =
+        (&response.prompt_token_ids, &response.completion_token_ids)
+    {
+        step.tokens = Some(TokenCapture {
+            prompt_ids: prompt_ids.clone(),
+            completion_ids: completion_ids.clone(),
+            logprobs: response.logprobs.clone(),
         });
-        step.usage = Some(response.usage);
-        step.cost = Some(response.cost);
-        step.timings.model_seconds = Some(response.latency.as_secs_f64());
-        if let (Some(prompt_ids), Some(completion_ids)) =
-            (&response.prompt_token_ids, &response.completion_token_ids)
-        {
-            step.tokens = Some(TokenCapture {
-                prompt_ids: prompt_ids.clone(),
-                completion_ids: completion_ids.clone(),
-                logprobs: response.logprobs.clone(),
-            });
-        }
-        step
     }
+    step
 }
 
 /// The system and instance messages for `task` under `config`, offering the tools whose
@@ -444,6 +633,15 @@ pub(crate) fn result_message(result: ResultMessage) -> Message {
     let mut message = Message::new(role, result.content);
     message.tool_call_id = result.tool_call_id;
     message
+}
+
+/// A step that ended the episode before a reply.
+fn ended(exit: Exit) -> Stepped {
+    Stepped {
+        step: None,
+        exit: Some(exit),
+        tool_error: false,
+    }
 }
 
 /// Appends `step` to the trajectory (a write and `fdatasync`) on a blocking section, so the

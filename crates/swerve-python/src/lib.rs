@@ -19,7 +19,7 @@ use pyo3::prelude::*;
 use serde_json::Value;
 use swerve_core::{Task, ToolCall};
 use swerve_rollout::config::{Config, Sources};
-use swerve_rollout::gym::{self, Action, GymEnv};
+use swerve_rollout::gym::{self, Action, GymEnv, Reply};
 use swerve_rollout::{grading, open};
 
 create_exception!(
@@ -324,6 +324,8 @@ impl NativeEnv {
             if let Some(previous) = slot.take() {
                 previous.destroy()?;
             }
+            // SWE-World's and SWE-Edit's tools call their models on the runtime.
+            let _entered = runtime()?.enter();
             let env = GymEnv::open(id, self.config.clone(), &self.task_file, self.task.clone())?;
             let opening = text(env.opening())?;
             *slot = Some(env);
@@ -340,22 +342,35 @@ impl NativeEnv {
         })
     }
 
-    /// `step_reply(text, tool_calls_json)`: reads a model's reply with the configured format
-    /// and runs its tool call; the step as JSON text.
-    fn step_reply(&self, py: Python<'_>, reply: String, tool_calls: String) -> PyResult<String> {
+    /// `step_reply(text, tool_calls_json, reasoning, response_ids, logprobs)`: takes a
+    /// model's reply (read with the configured format) through the agent's step; the step as
+    /// JSON text.
+    #[pyo3(signature = (reply, tool_calls, reasoning=None, response_ids=None, logprobs=None))]
+    fn step_reply(
+        &self,
+        py: Python<'_>,
+        reply: String,
+        tool_calls: String,
+        reasoning: Option<String>,
+        response_ids: Option<Vec<u32>>,
+        logprobs: Option<Vec<f64>>,
+    ) -> PyResult<String> {
         detached(py, || {
             let tool_calls: Vec<Value> =
                 serde_json::from_str(&tool_calls).context("the reply's tool_calls")?;
             self.with_env(|env| {
-                text(&env.step(Action::Reply {
+                text(&env.step(Action::Reply(Reply {
                     text: reply,
                     tool_calls,
-                })?)
+                    reasoning,
+                    response_ids,
+                    logprobs,
+                }))?)
             })
         })
     }
 
-    /// `is_done()`: whether the agent called `finish`.
+    /// `is_done()`: whether the episode has ended.
     fn is_done(&self) -> bool {
         let env = self.env.lock().unwrap_or_else(|e| e.into_inner());
         env.as_ref().is_some_and(GymEnv::is_done)
@@ -366,12 +381,13 @@ impl NativeEnv {
         detached(py, || self.with_env(|env| env.patch()))
     }
 
-    /// `evaluate()`: grades the current patch; JSON text of `id`, `instance_id`, `reward`
-    /// (null when grading failed for the machinery's reason), `resolved`, `patch`, `report`.
+    /// `evaluate()`: grades the current patch and shapes the reward by `[reward]` from the
+    /// episode's record; JSON text of `id`, `instance_id`, `reward` (the shaped total; null
+    /// when grading failed for the machinery's reason), `reward_terms`, `score`, `resolved`,
+    /// `patch`, `report`, `exit_reason`, `steps`.
     fn evaluate(&self, py: Python<'_>) -> PyResult<String> {
         detached(py, || {
-            let (task, id, patch) =
-                self.with_env(|env| Ok((env.task().clone(), env.id().to_owned(), env.patch()?)))?;
+            let evaluation = self.with_env(|env| env.evaluation())?;
             let runtime = runtime()?;
             let grader = {
                 let _entered = runtime.enter();
@@ -384,8 +400,8 @@ impl NativeEnv {
                 )?
             };
             let graded = runtime.block_on(
-                runtime.spawn(async move { gym::grade(grader.as_ref(), &task, &id, &patch).await }),
-            )?;
+                runtime.spawn(async move { evaluation.grade(grader.as_ref()).await }),
+            )??;
             text(&graded)
         })
     }

@@ -7,16 +7,18 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
-use swerve_agent::episode::Agent;
+use swerve_agent::episode::{Agent, EpisodeEnd};
 use swerve_agent::prompt::Prompts;
 use swerve_agent::reasoning::Window;
 use swerve_chat::ChatModel;
 use swerve_core::Task;
-use swerve_core::trajectory::{Header, Outcome, TrajectoryWriter, read_trajectory};
+use swerve_core::trajectory::{
+    Header, Message, Outcome, Trajectory, TrajectoryWriter, read_trajectory,
+};
 use swerve_edit::EditMetrics;
-use swerve_eval::grader::Grader;
+use swerve_eval::grader::{Grade, Grader};
 use swerve_llm::Model;
-use swerve_sandbox::Cache;
+use swerve_sandbox::{Cache, Environment};
 use swerve_tools::formats::ToolFormat;
 use swerve_tools::{Toolbox, WorkspaceFs};
 use swerve_world::environment::record::Recorder;
@@ -64,18 +66,29 @@ impl RunContext {
     /// What rollouts under `config` share, for tasks loaded from `task_file` (their
     /// repositories are found from it); graded patches log to `eval_logs`.
     pub fn new(config: &Config, task_file: &Path, eval_logs: PathBuf) -> Result<Self> {
+        Self::build(config, task_file, config.run.eval.then_some(eval_logs))
+    }
+
+    /// What the environments of a trainer's episodes under `config` share (the gym
+    /// environments, [`crate::gym::GymEnv`]): everything [`RunContext::new`] makes but the
+    /// grader, which the front end keeps.
+    pub fn for_environments(config: &Config, task_file: &Path) -> Result<Self> {
+        Self::build(config, task_file, None)
+    }
+
+    fn build(config: &Config, task_file: &Path, eval_logs: Option<PathBuf>) -> Result<Self> {
         let format = config.format()?;
         let analyses = grading::analyses(config)?;
         let world::WorldParts { world, recorder } = world::parts(config, task_file, &analyses)?;
-        let grader = match config.run.eval {
-            true => Some(grading::grader(
+        let grader = match eval_logs {
+            Some(eval_logs) => Some(grading::grader(
                 config,
                 config.run.evaluator,
                 task_file,
                 config.eval_settings(eval_logs),
                 &analyses,
             )?),
-            false => None,
+            None => None,
         };
         Ok(Self {
             grader,
@@ -91,6 +104,85 @@ impl RunContext {
             format,
         })
     }
+
+    /// The agent every episode under this context runs (its model is given per episode).
+    pub fn agent(&self) -> Agent<'_> {
+        Agent {
+            format: self.format.as_ref(),
+            prompts: &self.prompts,
+            config: &self.config.agent,
+            renderer: self.renderer.as_ref(),
+        }
+    }
+
+    /// The environment of the trajectory `id` of `task` with everything the configuration
+    /// turns on: a fresh sandboxed workspace ([`open::environment`]) with the native tools
+    /// over it, SWE-World's recorder (`world.record.dir`) or its simulation (`run.env =
+    /// "world"`), and SWE-Edit's `llm_editor` (`edit.commands`). The one place an episode's
+    /// tools are assembled, for rollouts and gym environments alike. Must be called inside
+    /// a tokio runtime (the interceptors call their models on it); blocks while the
+    /// workspace is made.
+    pub fn open(&self, task: &Task, id: &str) -> Result<TaskEnvironment> {
+        let config = &self.config;
+        let environment = tokio::task::block_in_place(|| {
+            open::environment(config, &self.cache, &self.task_file, task)
+        })?;
+        let mount_point = config.sandbox.mount_point.to_string_lossy().into_owned();
+        let base = || WorkspaceFs::with_sandbox_root(environment.base_root(), &mount_point);
+        let mut toolbox = open::toolbox(config, environment.as_ref());
+        if let Some(recorder) = &self.recorder {
+            let (interceptor, shell) =
+                recorder.for_rollout(id, task, base(), environment.shell())?;
+            toolbox = Toolbox::new(toolbox.fs().clone(), shell, config.tools.clone())
+                .with_interceptor(Box::new(interceptor));
+        }
+        let world_stats = self
+            .world
+            .as_ref()
+            .map(|_| Arc::new(Mutex::new(WorldStats::default())));
+        if let (Some(world), Some(stats)) = (&self.world, &world_stats) {
+            toolbox = toolbox.with_interceptor(Box::new(WorldInterceptor::simulate(
+                world.clone(),
+                task.clone(),
+                base(),
+                environment.shell(),
+                stats.clone(),
+            )));
+        }
+        if let Some(edit) = &self.edit {
+            let fs = toolbox.fs().clone();
+            toolbox = toolbox.with_interceptor(Box::new(edit.interceptor(fs)));
+        }
+        Ok(TaskEnvironment {
+            environment,
+            toolbox,
+            world_stats,
+        })
+    }
+
+    /// The header of the trajectory `id` of `task`, which opens with `opening`: the resolved
+    /// configuration, the opening messages, and the reasoning window drawn for it.
+    pub fn header(&self, id: &str, task: &Task, opening: &[Message]) -> Header {
+        let mut header = Header::new(id.to_owned(), task.instance_id.clone());
+        header.config = self.config_json.clone();
+        header.prompt = opening.to_vec();
+        if let Window::Last(n) = self.config.agent.reasoning.policy(id).window {
+            header
+                .extra
+                .insert("reasoning_window".into(), serde_json::Value::from(n));
+        }
+        header
+    }
+}
+
+/// One episode's environment, from [`RunContext::open`].
+pub struct TaskEnvironment {
+    /// The sandboxed workspace (or image root) the commands run in.
+    pub environment: Box<dyn Environment>,
+    /// The tools over it, with the configuration's interceptors.
+    pub toolbox: Toolbox,
+    /// SWE-World's routing counts, when `run.env = "world"`.
+    pub world_stats: Option<Arc<Mutex<WorldStats>>>,
 }
 
 /// One rollout to run: a task, which sample of it, and where its files go.
@@ -161,98 +253,30 @@ impl Rollout {
     async fn run_logged(&self, context: &RunContext, model: &dyn Model) -> Result<Outcome> {
         let RunContext {
             config,
-            config_json,
-            cache,
-            task_file,
-            format,
-            prompts,
             grader,
-            renderer,
-            world,
-            edit,
             recorder,
+            ..
         } = context;
-        let format = format.as_ref();
-        let environment = tokio::task::block_in_place(|| {
-            open::environment(config, cache, task_file, &self.task)
-        })?;
-        let mut toolbox = open::toolbox(config, environment.as_ref());
-        if let Some(recorder) = recorder {
-            let base = WorkspaceFs::with_sandbox_root(
-                environment.base_root(),
-                &config.sandbox.mount_point.to_string_lossy(),
-            );
-            let (interceptor, shell) =
-                recorder.for_rollout(&self.id(), &self.task, base, environment.shell())?;
-            toolbox = Toolbox::new(toolbox.fs().clone(), shell, config.tools.clone())
-                .with_interceptor(Box::new(interceptor));
-        }
-        let world_stats = Arc::new(Mutex::new(WorldStats::default()));
-        if let Some(world) = world {
-            toolbox = toolbox.with_interceptor(Box::new(WorldInterceptor::simulate(
-                world.clone(),
-                self.task.clone(),
-                WorkspaceFs::with_sandbox_root(
-                    environment.base_root(),
-                    &config.sandbox.mount_point.to_string_lossy(),
-                ),
-                environment.shell(),
-                world_stats.clone(),
-            )));
-        }
-        if let Some(edit) = edit {
-            let fs = toolbox.fs().clone();
-            toolbox = toolbox.with_interceptor(Box::new(edit.interceptor(fs)));
-        }
-        let agent = Agent {
-            model,
-            format,
-            prompts,
-            config: &config.agent,
-            renderer: renderer.as_ref(),
-        };
+        let TaskEnvironment {
+            environment,
+            mut toolbox,
+            world_stats,
+        } = context.open(&self.task, &self.id())?;
+        let agent = context.agent();
         let opening = agent.opening(
             &self.task,
             &toolbox,
             &config.sandbox.mount_point.to_string_lossy(),
         )?;
-        let mut header = Header::new(self.id(), self.task.instance_id.clone());
-        header.config = config_json.clone();
-        header.prompt = opening.clone();
-        if let Window::Last(n) = config.agent.reasoning.policy(&self.id()).window {
-            header
-                .extra
-                .insert("reasoning_window".into(), serde_json::Value::from(n));
-        }
+        let header = context.header(&self.id(), &self.task, &opening);
         let mut writer = TrajectoryWriter::create(&self.path, &header)?;
         let end = agent
-            .run(opening, &mut toolbox, &mut writer, &self.id())
+            .run(model, opening, &mut toolbox, &mut writer, &self.id())
             .await?;
         let patch = tokio::task::block_in_place(|| environment.patch(&config.patch))?;
         tokio::task::block_in_place(|| environment.destroy())?;
-        let mut outcome = Outcome::new(end.exit_reason, patch.diff);
-        outcome.exit_detail = end.detail;
-        // Totals include the subagents; the edit metrics tell them apart.
-        outcome.cost = Some(end.cost + end.subagent_cost);
-        let mut usage = end.usage;
-        usage += end.subagent_usage;
-        outcome.usage = Some(usage);
-        outcome.timings = end.timings;
-        // The metrics and the reward are computed from the steps in memory, as written.
         let recorded = writer.trajectory();
-        outcome.extra.insert(
-            EDIT_METRICS_KEY.into(),
-            serde_json::to_value(EditMetrics::of(recorded))?,
-        );
-        if world.is_some() {
-            let stats = world_stats
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone();
-            outcome
-                .extra
-                .insert("world".into(), serde_json::to_value(&stats)?);
-        }
+        let mut outcome = episode_outcome(end, patch.diff, recorded, world_stats.as_deref())?;
         if let Some(grader) = grader {
             let patch = Some(outcome.patch.as_str()).filter(|patch| !patch.is_empty());
             let grade = grader.grade(&self.task, patch, Some(&self.id())).await;
@@ -262,10 +286,7 @@ impl Rollout {
                 error = grade.report.error.as_deref().unwrap_or(""),
                 "graded"
             );
-            outcome.reward = Some(grade.score.unwrap_or(0.0));
-            outcome.eval_report = Some(grade.to_json());
-            let reward = reward::rollout_reward(recorded, &self.path, &mut outcome, config)?;
-            outcome.extra.insert(reward::REWARD_KEY.into(), reward);
+            record_grade(&mut outcome, &grade, recorded, &self.path, config)?;
             if grader.runs_tests()
                 && let Some(recorder) = recorder
                 && let Err(error) = recorder
@@ -278,4 +299,53 @@ impl Rollout {
         writer.finish(&outcome)?;
         Ok(outcome)
     }
+}
+
+/// The outcome of an episode that ended with `end` leaving `patch`, before grading: the exit,
+/// the totals (the subagents' included), and the edit metrics and SWE-World's routing counts
+/// computed from `recorded`, the episode's steps in memory.
+pub fn episode_outcome(
+    end: EpisodeEnd,
+    patch: String,
+    recorded: &Trajectory,
+    world_stats: Option<&Mutex<WorldStats>>,
+) -> Result<Outcome> {
+    let mut outcome = Outcome::new(end.exit_reason, patch);
+    outcome.exit_detail = end.detail;
+    // Totals include the subagents; the edit metrics tell them apart.
+    outcome.cost = Some(end.cost + end.subagent_cost);
+    let mut usage = end.usage;
+    usage += end.subagent_usage;
+    outcome.usage = Some(usage);
+    outcome.timings = end.timings;
+    outcome.extra.insert(
+        EDIT_METRICS_KEY.into(),
+        serde_json::to_value(EditMetrics::of(recorded))?,
+    );
+    if let Some(world_stats) = world_stats {
+        let stats = world_stats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        outcome
+            .extra
+            .insert("world".into(), serde_json::to_value(&stats)?);
+    }
+    Ok(outcome)
+}
+
+/// Records `grade` in `outcome` (of the episode `recorded`, named `name` in errors) with
+/// the reward `[reward]` shapes from it (`extra.reward`: the total and its terms).
+pub fn record_grade(
+    outcome: &mut Outcome,
+    grade: &Grade,
+    recorded: &Trajectory,
+    name: &Path,
+    config: &Config,
+) -> Result<()> {
+    outcome.reward = Some(grade.score.unwrap_or(0.0));
+    outcome.eval_report = Some(grade.to_json());
+    let reward = reward::rollout_reward(recorded, name, outcome, config)?;
+    outcome.extra.insert(reward::REWARD_KEY.into(), reward);
+    Ok(())
 }

@@ -61,7 +61,6 @@ fn run(config: &AgentConfig, format: &dyn ToolFormat, replies: Vec<ModelResponse
     let prompts = Prompts::new(&PromptTemplates::default()).unwrap();
     let model = ScriptedModel::new(replies.into_iter().map(Ok));
     let agent = Agent {
-        model: &model,
         format,
         prompts: &prompts,
         config,
@@ -79,7 +78,7 @@ fn run(config: &AgentConfig, format: &dyn ToolFormat, replies: Vec<ModelResponse
         .build()
         .unwrap();
     let end = runtime
-        .block_on(agent.run(opening, &mut toolbox, &mut writer, ID))
+        .block_on(agent.run(&model, opening, &mut toolbox, &mut writer, ID))
         .unwrap();
     writer.finish(&Outcome::new(end.exit_reason, "")).unwrap();
     let trajectory = read_trajectory(&path).unwrap().trajectory;
@@ -520,11 +519,9 @@ fn recall_thought_is_offered_only_when_it_is_on() {
     let shell = Arc::new(HostShell::new(dir.path()));
     let toolbox = Toolbox::new(WorkspaceFs::new(dir.path()), shell, ToolConfig::default());
     let prompts = Prompts::new(&PromptTemplates::default()).unwrap();
-    let model = ScriptedModel::from_texts(Vec::<String>::new());
     let task = swerve_core::Task::new("calc", "o/calc", "0", "fix add");
     let system_prompt = |config: &AgentConfig| {
         let agent = Agent {
-            model: &model,
             format: &XmlFormat::new(Pick::Last),
             prompts: &prompts,
             config,

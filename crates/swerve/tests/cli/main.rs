@@ -22,6 +22,7 @@ mod edit_viewers;
 mod embedded;
 mod eval;
 mod examples;
+mod gym;
 mod help;
 mod images;
 mod prompt_mode;

@@ -2,10 +2,11 @@
 //! /v1/envs` opens a task's sandboxed workspace and toolbox and answers with the opening
 //! messages and tool specs; `POST /v1/envs/{id}/step` runs a tool call (given, or parsed
 //! from a model's reply with the configured format); `POST /v1/envs/{id}/evaluate` grades
-//! the current patch; `DELETE /v1/envs/{id}` destroys it. An environment idle for
+//! the current patch and shapes the reward by `[reward]`; `DELETE /v1/envs/{id}` destroys it. An environment idle for
 //! `serve.env_ttl_secs` is destroyed by the reaper.
 //!
-//! Commands always run in the sandbox here (`run.env = "world"` applies to rollouts only).
+//! Each environment is the whole agent minus the policy: the step answers with the next
+//! prompt under the configured context policy, and `evaluate` with the shaped reward.
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -15,7 +16,7 @@ use axum::body::Body;
 use axum::extract::{Path as UrlPath, State};
 use serde_json::{Value, json};
 use swerve_agent::prompt::Prompts;
-use swerve_rollout::gym::{self, Action, GymEnv};
+use swerve_rollout::gym::{Action, GymEnv, Reply, StepError};
 
 use super::env_table::{Slot, destroy};
 use super::errors::{ApiError, read_json};
@@ -91,10 +92,13 @@ pub async fn step(
     let slot = service.envs.get(&id)?;
     let action = match (request.call, request.text) {
         (Some(call), None) if request.tool_calls.is_empty() => Action::Call(call),
-        (None, Some(text)) => Action::Reply {
+        (None, Some(text)) => Action::Reply(Reply {
             text,
             tool_calls: request.tool_calls,
-        },
+            reasoning: request.reasoning_content,
+            response_ids: request.response_ids,
+            logprobs: request.logprobs,
+        }),
         _ => {
             return Err(ApiError::bad_field(
                 "call",
@@ -107,14 +111,19 @@ pub async fn step(
     let env = guard
         .as_mut()
         .ok_or_else(|| ApiError::not_found(&format!("environment {id:?}")))?;
-    let stepped = tokio::task::block_in_place(|| env.step(action))
-        .map_err(|done| ApiError::conflict(done.to_string()))?;
+    let stepped =
+        tokio::task::block_in_place(|| env.step(action)).map_err(|error| match error {
+            StepError::Done { .. } => ApiError::conflict(error.to_string()),
+            StepError::Action(what) => ApiError::bad_field("logprobs", what),
+            StepError::Failed(error) => ApiError::internal(&error),
+        })?;
     slot.touch();
     Ok(Json(stepped))
 }
 
 /// `POST /v1/envs/{id}/evaluate`: grades the workspace's current patch by SWE-bench's rules
-/// (in a fresh workspace; the environment stays as it is).
+/// (in a fresh workspace; the environment stays as it is) and answers with the reward
+/// `[reward]` shapes from the episode's record, and its terms.
 pub async fn evaluate(
     State(service): State<Arc<Service>>,
     UrlPath(id): UrlPath<String>,
@@ -126,10 +135,13 @@ pub async fn evaluate(
         .as_ref()
         .ok_or_else(|| ApiError::not_found(&format!("environment {id:?}")))?;
     let prepared = tokio::task::block_in_place(|| -> anyhow::Result<_> {
-        Ok((env.patch()?, service.grader(env.config())?))
+        Ok((env.evaluation()?, service.grader(env.config())?))
     });
-    let (patch, grader) = prepared.map_err(|error| ApiError::internal(&error))?;
-    let graded = gym::grade(grader.as_ref(), env.task(), env.id(), &patch).await;
+    let (evaluation, grader) = prepared.map_err(|error| ApiError::internal(&error))?;
+    let graded = evaluation
+        .grade(grader.as_ref())
+        .await
+        .map_err(|error| ApiError::internal(&error))?;
     slot.touch();
     Ok(Json(graded))
 }

@@ -68,6 +68,15 @@ pub struct StepRequest {
     /// The reply's native tool calls (`message.tool_calls`), for the native format.
     #[serde(default)]
     pub tool_calls: Vec<Value>,
+    /// The reply's reasoning channel (`message.reasoning_content`).
+    #[serde(default)]
+    pub reasoning_content: Option<String>,
+    /// The reply's token ids, as sampled (the step's training sample uses them).
+    #[serde(default)]
+    pub response_ids: Option<Vec<u32>>,
+    /// Their log-probabilities.
+    #[serde(default)]
+    pub logprobs: Option<Vec<f64>>,
 }
 
 /// `POST /v1/reward`: OpenRLHF's remote reward model request.

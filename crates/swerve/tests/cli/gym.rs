@@ -1,0 +1,185 @@
+//! The gym environment is the whole agent minus the policy: for the presets default,
+//! `agile`, `edit-full` and `rl-stage2`, `swerve run --eval` runs every bundled task, then
+//! a `GymEnv` of the same configuration and trajectory id is driven step by step with the
+//! replies the run's model gave (its recorded responses, as the replay model replays them).
+//! Per step, the gym's next prompt is the messages the run sent the model, and the
+//! observations, exit, patch and the shaped reward of `[reward]` (with its terms) are the
+//! run's.
+
+use crate::common;
+
+use std::time::Duration;
+
+use common::edit::{self, Preset};
+use common::{Behaviour, Replies, RunArgs, examples, succeeded};
+use serde_json::Value;
+use swerve_core::trajectory::{Trajectory, read_trajectory};
+use swerve_rollout::config::{Config, Sources};
+use swerve_rollout::gym::{Action, GymEnv, Reply};
+use swerve_rollout::{grading, open};
+
+/// Settings every run adds: one sample of each task, and a shaped reward with a turn
+/// penalty and format penalties, so that the compared totals are more than the grade.
+const SETTINGS: &[&str] = &[
+    "run.samples=1",
+    "reward.max_turns=8",
+    "reward.step_penalty=0.5",
+    "reward.step_buffer=4",
+    "reward.format_error_penalty=0.05",
+];
+
+#[test]
+fn the_default_configuration_steps_as_swerve_run() {
+    compare("", &["--model", "replay"], &[]);
+}
+
+#[test]
+fn the_rl_stage2_preset_steps_as_swerve_run() {
+    compare("rl-stage2", &["--model", "replay"], &[]);
+}
+
+#[test]
+fn the_agile_preset_steps_as_swerve_run_with_the_windowed_context() {
+    let server = common::start_with(Behaviour::Good, Duration::ZERO, Replies::Agile);
+    compare(
+        "agile",
+        &["--model", "demo-model", "--base-url", &server.url],
+        &[],
+    );
+}
+
+#[test]
+fn the_edit_full_preset_steps_as_swerve_run_with_its_subagents() {
+    let (url, _received) = edit::start(Preset::Full);
+    let subagents = [
+        "edit.viewer.name=viewer-model".to_owned(),
+        format!("edit.viewer.base_url={url}"),
+        "edit.editor.name=editor-model".to_owned(),
+        format!("edit.editor.base_url={url}"),
+    ];
+    let subagents: Vec<&str> = subagents.iter().map(String::as_str).collect();
+    compare(
+        Preset::Full.name(),
+        &["--model", "main-model", "--base-url", &url],
+        &subagents,
+    );
+}
+
+/// Runs `preset` (none when empty) with the model options `model` and the settings `sets`
+/// over every bundled task, then drives a gym environment of each task with the run's
+/// replies and compares them step by step.
+fn compare(preset: &str, model: &[&str], sets: &[&str]) {
+    let cache = tempfile::tempdir().unwrap();
+    let out = cache.path().join("run");
+    let mut args = RunArgs::new(&out).args(model).args(["--eval"]);
+    let mut presets = Vec::new();
+    if !preset.is_empty() {
+        args = args.args(["--preset", preset]);
+        presets.push(preset.to_owned());
+    }
+    let sets: Vec<String> = SETTINGS.iter().chain(sets).map(|s| s.to_string()).collect();
+    for set in &sets {
+        args = args.set(set);
+    }
+    succeeded(&args.run(cache.path()));
+
+    // The gym shares the run's cache, where the tasks' environments are built.
+    let mut gym_sets = sets;
+    gym_sets.push(format!("cache_dir={}", cache.path().display()));
+    let config = Config::resolve(&Sources {
+        file: None,
+        presets,
+        options: Vec::new(),
+        sets: gym_sets,
+    })
+    .unwrap()
+    .config;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let _entered = runtime.enter();
+    let grader = grading::grader(
+        &config,
+        config.run.evaluator,
+        &examples(),
+        config.eval_settings(cache.path().join("gym-eval-logs")),
+        &grading::analyses(&config).unwrap(),
+    )
+    .unwrap();
+    let tasks = open::tasks(&examples()).unwrap();
+    assert_eq!(tasks.len(), 8);
+    for task in tasks {
+        let id = format!("{}__0", task.instance_id);
+        let run = read_trajectory(out.join(format!("trajectories/{id}.jsonl")))
+            .unwrap()
+            .trajectory;
+        let mut env = GymEnv::open(id.clone(), config.clone(), &examples(), task).unwrap();
+        let graded = drive(&mut env, &run, &runtime, grader.as_ref());
+        let outcome = run.outcome.as_ref().unwrap();
+        assert_eq!(graded["patch"], outcome.patch.as_str(), "{preset} {id}");
+        assert!(graded["resolved"].is_boolean(), "{graded}");
+        let terms = &outcome.extra["reward"];
+        assert_eq!(graded["reward_terms"], *terms, "{preset} {id}");
+        assert_eq!(graded["reward"], terms["total"], "{preset} {id}");
+        assert_eq!(
+            graded["exit_reason"],
+            outcome.exit_reason.as_str(),
+            "{preset} {id}"
+        );
+        env.destroy().unwrap();
+    }
+}
+
+/// Drives `env` with the replies of `run`, checking each step against the run's; the
+/// evaluation.
+fn drive(
+    env: &mut GymEnv,
+    run: &Trajectory,
+    runtime: &tokio::runtime::Runtime,
+    grader: &dyn swerve_eval::grader::Grader,
+) -> Value {
+    let id = env.id().to_owned();
+    assert_eq!(
+        env.opening()["reasoning_window"],
+        run.header
+            .extra
+            .get("reasoning_window")
+            .cloned()
+            .unwrap_or(Value::Null)
+    );
+    let mut prompt = env.opening()["messages"].clone();
+    for (k, recorded) in run.steps.iter().enumerate() {
+        let sent = serde_json::to_value(run.messages_sent(k).unwrap()).unwrap();
+        assert_eq!(prompt, sent, "{id} step {k}: the messages sent");
+        let reply = Reply::text(recorded.response_text.clone(), Vec::new());
+        let stepped = env.step(Action::Reply(reply)).unwrap();
+        assert_eq!(stepped["step"], k);
+        assert_eq!(
+            stepped["observation"],
+            recorded.observation.as_deref().unwrap_or(""),
+            "{id} step {k}"
+        );
+        assert_eq!(
+            stepped["format_error"],
+            serde_json::to_value(&recorded.format_error).unwrap()
+        );
+        let last = k + 1 == run.steps.len();
+        assert_eq!(stepped["done"], last, "{id} step {k}: {stepped}");
+        prompt = stepped["messages"].clone();
+    }
+    assert!(env.is_done(), "{id}");
+    assert_eq!(prompt, Value::Null);
+    for (gym, recorded) in env.record().steps.iter().zip(&run.steps) {
+        assert_eq!(gym.messages_sent, recorded.messages_sent, "{id}");
+        assert_eq!(
+            (&gym.reasoning, &gym.digest, &gym.tool_call),
+            (&recorded.reasoning, &recorded.digest, &recorded.tool_call),
+            "{id}"
+        );
+        assert_eq!(gym.subagents.len(), recorded.subagents.len(), "{id}");
+    }
+    let evaluation = env.evaluation().unwrap();
+    runtime.block_on(evaluation.grade(grader)).unwrap()
+}
