@@ -183,3 +183,100 @@ fn drive(
     let evaluation = env.evaluation().unwrap();
     runtime.block_on(evaluation.grade(grader)).unwrap()
 }
+
+/// `--preset agile` with Qwen3's tokenizer: each step's sample holds the ids of the windowed
+/// prompt (its count is swerve's own count of the messages the step answers with), and the
+/// reply's ids as given; the windowed prompt drops old reasoning, so by the last step it is
+/// shorter than the whole history rendered.
+#[test]
+fn agile_steps_give_samples_of_the_windowed_context_in_qwen3_tokens() {
+    let qwen3 = crate::tokenizers::model("qwen3");
+    let cache = tempfile::tempdir().unwrap();
+    let config = Config::resolve(&Sources {
+        file: None,
+        presets: vec!["agile-upstream".into()],
+        options: Vec::new(),
+        sets: vec![
+            format!("cache_dir={}", cache.path().display()),
+            format!("run.tokenizer={}", qwen3.dir().display()),
+        ],
+    })
+    .unwrap()
+    .config;
+    let task = open::task(&examples(), "swerve-examples__calc-1").unwrap();
+    let calls = common::demo_calls(&task.instance_id);
+    let mut env = GymEnv::open("calc__0".into(), config, &examples(), task).unwrap();
+    assert_eq!(env.opening()["reasoning_window"], 1);
+    let count = |messages: &Value| {
+        let messages: Vec<swerve_core::trajectory::Message> =
+            serde_json::from_value(messages.clone()).unwrap();
+        let options = swerve_chat::RenderOptions::default().generation_prompt(true);
+        qwen3.count(&messages, &options).unwrap()
+    };
+    let mut prompt = env.opening()["messages"].clone();
+    let first_ids = env.opening()["prompt_ids"].as_array().unwrap().len();
+    assert_eq!(first_ids, count(&prompt));
+    let mut history = Vec::new();
+    let mut sent_counts = Vec::new();
+    for (k, call) in calls.iter().enumerate() {
+        let text = format!(
+            "<think>\nreasoning of turn {k}: a long thought about {} that only the next turn needs.\n</think>\n<reasoning_digest>\ndigest {k}\n</reasoning_digest>\n{}",
+            call.name,
+            swerve_tools::formats::XmlFormat::new(swerve_tools::formats::Pick::Last)
+                .render_call("", call, None)
+                .content
+        );
+        let response_ids: Vec<u32> = (0..7).map(|i| 100 + i).collect();
+        let reply = Reply {
+            text: text.clone(),
+            response_ids: Some(response_ids.clone()),
+            logprobs: Some(vec![-0.5; 7]),
+            ..Reply::default()
+        };
+        let sent = count(&prompt);
+        sent_counts.push(sent);
+        let stepped = env.step(Action::Reply(reply)).unwrap();
+        let sample = &stepped["sample"];
+        assert_eq!(
+            sample["prompt_ids"].as_array().unwrap().len(),
+            sent,
+            "step {k}"
+        );
+        assert_eq!(sample["response_ids"], serde_json::json!(response_ids));
+        assert_eq!(sample["mask"], serde_json::json!([1; 7]));
+        history.push(text);
+        if stepped["done"] == true {
+            break;
+        }
+        prompt = stepped["messages"].clone();
+        assert_eq!(
+            stepped["prompt_ids"].as_array().unwrap().len(),
+            count(&prompt),
+            "step {k}"
+        );
+        let shown = prompt.to_string();
+        assert!(shown.contains(&format!("digest {k}")), "step {k}");
+        if k >= 1 {
+            assert!(
+                !shown.contains(&format!("reasoning of turn {}:", k - 1)),
+                "step {k}"
+            );
+        }
+    }
+    assert!(
+        history.len() >= 3,
+        "the demonstration has {} calls",
+        history.len()
+    );
+    // The last prompt, windowed, against the same history with every turn's reasoning.
+    let conversation = env.record().conversation().unwrap();
+    let last = history.len() - 1;
+    let options = swerve_chat::RenderOptions::default().generation_prompt(true);
+    let whole = swerve_agent::reasoning::ContextPolicy::default()
+        .before_turn(&conversation, last)
+        .unwrap();
+    let windowed = env.record().messages_sent(last).unwrap();
+    assert_eq!(qwen3.count(&windowed, &options).unwrap(), sent_counts[last]);
+    assert!(qwen3.count(&whole, &options).unwrap() > sent_counts[last]);
+    env.destroy().unwrap();
+}
