@@ -190,6 +190,7 @@ fn drive(
 /// shorter than the whole history rendered.
 #[test]
 fn agile_steps_give_samples_of_the_windowed_context_in_qwen3_tokens() {
+    use swerve_tools::formats::{Pick, ToolFormat, XmlFormat};
     let qwen3 = crate::tokenizers::model("qwen3");
     let cache = tempfile::tempdir().unwrap();
     let config = Config::resolve(&Sources {
@@ -222,7 +223,7 @@ fn agile_steps_give_samples_of_the_windowed_context_in_qwen3_tokens() {
         let text = format!(
             "<think>\nreasoning of turn {k}: a long thought about {} that only the next turn needs.\n</think>\n<reasoning_digest>\ndigest {k}\n</reasoning_digest>\n{}",
             call.name,
-            swerve_tools::formats::XmlFormat::new(swerve_tools::formats::Pick::Last)
+            XmlFormat::new(Pick::Last)
                 .render_call("", call, None)
                 .content
         );
@@ -243,7 +244,7 @@ fn agile_steps_give_samples_of_the_windowed_context_in_qwen3_tokens() {
             "step {k}"
         );
         assert_eq!(sample["response_ids"], serde_json::json!(response_ids));
-        assert_eq!(sample["mask"], serde_json::json!([1; 7]));
+        assert_eq!(sample["mask"], serde_json::json!(vec![1u8; 7]));
         history.push(text);
         if stepped["done"] == true {
             break;
