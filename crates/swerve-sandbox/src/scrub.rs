@@ -1,0 +1,426 @@
+//! Scrubbing: a repository that holds its base commit's history and nothing later, whether a
+//! base checkout prepared on the host or the repository inside a task's image.
+//!
+//! An agent that can read later history can read the fix: SWE-bench's images once kept every
+//! later commit in their object store (SWE-bench#465, fixed by deleting the remote and newer
+//! tags, `git reflog expire --expire=now --all` and `git gc --prune=now --aggressive`).
+//! [`scrub`] does at least that, in this order:
+//!
+//! 1. every remote is removed, with its remote-tracking refs and its `branch.*` settings;
+//! 2. every ref is deleted but the checked-out branch and the tags SWE-bench's images keep
+//!    ([`tags_to_keep`]): other branches, newer tags, `refs/stash`, `refs/notes/*`,
+//!    `refs/original/*`, anything else under `refs/`;
+//! 3. the git directory loses its reflogs (`logs/`), `ORIG_HEAD`, `FETCH_HEAD` and every other
+//!    `*_HEAD`, `lost-found/`, `rr-cache/`, linked `worktrees/` and the state of interrupted
+//!    merges, rebases and bisections;
+//! 4. the object store is replaced by a single pack written fresh (`git pack-objects --revs
+//!    --all --indexed-objects`): only what the kept refs, `HEAD` and the index reach. Nothing
+//!    else of the old store survives: no loose or unreachable object, no other pack (nor
+//!    a hard link to a source's pack), no `objects/info/alternates`, commit-graph,
+//!    multi-pack index or bitmap naming later commits. This is faster than `git gc
+//!    --prune=now --aggressive` (which recomputes every delta) and, unlike `git repack -a -d`,
+//!    also drops a partial clone's promisor packs and `.keep` packs;
+//! 5. the commit's tree is checked complete.
+//!
+//! The same steps run wherever the repository is: [`RepoAt::Host`] for a base being prepared
+//! (`base.rs`), [`RepoAt::Sandbox`] for an image's repository, with the image's own `git` and
+//! `sh` run confined in a workspace of the image (a repository's configuration may name
+//! programs to run). [`scrubbed_image`] does that once per image and mount point and keeps
+//! the result as a cached layer over the image's layers.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::fs::File;
+use std::path::{Component, Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use nix::fcntl::{Flock, FlockArg};
+use sha2::{Digest, Sha256};
+
+use crate::workspace::{ImageRoot, Strategy, Workspace, WorkspaceOptions};
+use crate::{Cache, Sandbox, SandboxError, git};
+
+/// The format of scrubbed image layers, part of their cache key: raised whenever what
+/// [`scrub`] removes changes, so layers scrubbed by an older swerve are made again.
+pub const IMAGE_SCRUB_FORMAT: u32 = 1;
+
+/// Where a repository's commands run.
+pub(crate) enum RepoAt<'a> {
+    /// On the host, in this work tree (a base being prepared).
+    Host(&'a Path),
+    /// Inside this sandbox, in its repository (an image's).
+    Sandbox(&'a Sandbox),
+}
+
+impl RepoAt<'_> {
+    /// The repository's directory as the host sees it, for messages.
+    fn dir(&self) -> &Path {
+        match self {
+            Self::Host(dir) => dir,
+            Self::Sandbox(sandbox) => sandbox.host_root(),
+        }
+    }
+
+    /// `program` (`git` or `sh`) ready to run in the repository.
+    fn command(&self, program: &str) -> Result<Command, SandboxError> {
+        let mut command = match self {
+            Self::Host(dir) => {
+                let mut command = Command::new(program);
+                command.current_dir(dir);
+                command
+            }
+            Self::Sandbox(sandbox) => sandbox
+                .host_command(program)
+                .map_err(SandboxError::io(format!("preparing {program}")))?,
+        };
+        if program == "git" {
+            git::configure(&mut command);
+        }
+        Ok(command)
+    }
+
+    /// Runs `git ARGS` with `input` on its standard input; its output, or an error carrying
+    /// its stderr.
+    fn git(&self, args: &[&str], input: &[u8]) -> Result<Output, SandboxError> {
+        let mut command = self.command("git")?;
+        command.args(args);
+        let args: Vec<OsString> = args.iter().map(Into::into).collect();
+        git::output_with_input(command, self.dir(), &args, input)
+    }
+
+    /// `git ARGS`'s standard output as text, trimmed.
+    fn git_text(&self, args: &[&str]) -> Result<String, SandboxError> {
+        let output = self.git(args, b"")?;
+        Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    }
+
+    /// Runs the shell script `script` with `args` as its positional parameters.
+    fn sh(&self, script: &str, args: &[&str]) -> Result<(), SandboxError> {
+        let mut command = self.command("sh")?;
+        command
+            .args(["-c", script, "sh"])
+            .args(args)
+            .stdin(Stdio::null());
+        let output = command.output().map_err(SandboxError::io("running sh"))?;
+        if output.status.success() {
+            return Ok(());
+        }
+        Err(SandboxError::Git {
+            args: format!("(sh) {}", script.lines().nth(2).unwrap_or(script).trim()),
+            dir: self.dir().to_path_buf(),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        })
+    }
+}
+
+/// Leftovers of a git directory that name commits outside the kept history, removed with
+/// the object store's replacement prepared beside it (`$1`: the git directory).
+const TIDY: &str = r#"set -eu
+cd "$1"
+rm -rf logs lost-found rr-cache worktrees sequencer rebase-merge rebase-apply objects.scrubbed
+rm -f ./*_HEAD AUTO_MERGE BISECT_LOG BISECT_TERMS BISECT_NAMES BISECT_START BISECT_EXPECTED_REV BISECT_ANCESTORS_OK
+mkdir -p objects.scrubbed/pack objects.scrubbed/info
+"#;
+
+/// Puts the pack written into `objects.scrubbed` in place of the object store (`$1`: the git
+/// directory). The new `objects` is made, not renamed: in an overlay, a directory made where
+/// one was deleted hides every file of the lower layers' (it is opaque).
+const SWAP: &str = r#"set -eu
+cd "$1"
+rm -rf objects
+mkdir objects
+mv objects.scrubbed/pack objects.scrubbed/info objects/
+rmdir objects.scrubbed
+"#;
+
+/// Leaves in `repo` only `commit`'s history, `branch` (a full ref name, the checked-out
+/// branch) and the tags [`tags_to_keep`] names; see the module doc.
+pub(crate) fn scrub(repo: &RepoAt, commit: &str, branch: Option<&str>) -> Result<(), SandboxError> {
+    for remote in repo.git_text(&["remote"])?.lines() {
+        repo.git(&["remote", "remove", remote], b"")?;
+    }
+    let mut keep = tags_to_keep(repo, commit)?;
+    keep.extend(branch.map(str::to_owned));
+    let refs = repo.git_text(&["for-each-ref", "--format=%(refname)"])?;
+    let deletions: String = refs
+        .lines()
+        .filter(|name| !keep.contains(*name))
+        .map(|name| format!("delete {name}\n"))
+        .collect();
+    if !deletions.is_empty() {
+        repo.git(
+            &["update-ref", "--no-deref", "--stdin"],
+            deletions.as_bytes(),
+        )?;
+    }
+    remove_other_branch_settings(repo, branch)?;
+    let git_dir = repo.git_text(&["rev-parse", "--absolute-git-dir"])?;
+    repo.sh(TIDY, &[&git_dir])?;
+    let pack = format!("{git_dir}/objects.scrubbed/pack/pack");
+    repo.git(
+        &[
+            "pack-objects",
+            "-q",
+            "--revs",
+            "--all",
+            "--indexed-objects",
+            "--missing=allow-any",
+            "--delta-base-offset",
+            &pack,
+        ],
+        b"",
+    )?;
+    repo.sh(SWAP, &[&git_dir])?;
+    let missing = repo.git_text(&[
+        "rev-list",
+        "--objects",
+        "--no-walk",
+        "--missing=print",
+        commit,
+    ])?;
+    if let Some(object) = missing.lines().find_map(|line| line.strip_prefix('?')) {
+        return Err(SandboxError::ObjectsMissing {
+            commit: commit.to_owned(),
+            repository: repo.dir().display().to_string(),
+            detail: format!("{object} is missing after scrubbing"),
+        });
+    }
+    Ok(())
+}
+
+/// Removes the `branch.<name>.*` settings of every branch but `branch` (upstreams, merge
+/// targets, descriptions of branches that are gone).
+fn remove_other_branch_settings(repo: &RepoAt, branch: Option<&str>) -> Result<(), SandboxError> {
+    // Exits 1 when nothing matches.
+    let names = repo
+        .git(
+            &["config", "--name-only", "--get-regexp", r"^branch\."],
+            b"",
+        )
+        .map(|output| String::from_utf8_lossy(&output.stdout).into_owned())
+        .unwrap_or_default();
+    let kept = branch.and_then(|name| name.strip_prefix("refs/heads/"));
+    let sections: HashSet<&str> = names
+        .lines()
+        .filter_map(|name| name.rsplit_once('.').map(|(section, _)| section))
+        .filter(|section| Some(&section["branch.".len()..]) != kept)
+        .collect();
+    for section in sections {
+        repo.git(&["config", "--remove-section", section], b"")?;
+    }
+    Ok(())
+}
+
+/// The tags (full ref names) kept with `commit`: those naming `commit` or one of its
+/// ancestors whose committer time is not later than `commit`'s.
+///
+/// The time condition is SWE-bench's rule: it deletes every tag whose commit has a later
+/// committer time (`%ct`, seconds since the epoch, since SWE-bench 5.0, PR #533; 4.1 compared
+/// `%ci` strings, which goes wrong across time zones). The ancestry condition is swerve's:
+/// SWE-bench also keeps older tags its clone fetched outside the base's history (e.g. on a
+/// branch merged later), which would make commits outside that history reachable. `git
+/// describe` only considers ancestors, so it answers the same. Annotated tags keep their tag
+/// objects, so `git describe` and versions computed from tags are those of the images.
+fn tags_to_keep(repo: &RepoAt, commit: &str) -> Result<HashSet<String>, SandboxError> {
+    let merged = repo.git_text(&[
+        "for-each-ref",
+        &format!("--merged={commit}"),
+        "--format=%(refname)",
+        "refs/tags",
+    ])?;
+    let names: Vec<String> = merged.lines().map(str::to_owned).collect();
+    if names.is_empty() {
+        return Ok(HashSet::new());
+    }
+    // The commit each tag names, through any chain of annotated tags, in the same order.
+    let peel: String = names
+        .iter()
+        .map(|name| format!("{name}^{{commit}}\n"))
+        .collect();
+    let peeled = repo.git(
+        &["cat-file", "--batch-check=%(objectname)"],
+        peel.as_bytes(),
+    )?;
+    let peeled: Vec<String> = String::from_utf8_lossy(&peeled.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    let invalid = |stderr: String| SandboxError::Git {
+        args: "cat-file --batch-check".into(),
+        dir: repo.dir().to_path_buf(),
+        stderr,
+    };
+    if peeled.len() != names.len() || peeled.iter().any(|line| line.contains(' ')) {
+        return Err(invalid(format!(
+            "expected the commit of each of {} tags, got: {}",
+            names.len(),
+            peeled.join("; ")
+        )));
+    }
+    let mut wanted: Vec<&str> = vec![commit];
+    wanted.extend(peeled.iter().map(String::as_str));
+    let stdin: String = wanted.iter().map(|id| format!("{id}\n")).collect();
+    let log = repo.git(
+        &["log", "--no-walk=unsorted", "--stdin", "--format=%H %ct"],
+        stdin.as_bytes(),
+    )?;
+    let times: HashMap<String, i64> = String::from_utf8_lossy(&log.stdout)
+        .lines()
+        .filter_map(|line| {
+            let (id, time) = line.split_once(' ')?;
+            Some((id.to_owned(), time.parse().ok()?))
+        })
+        .collect();
+    let time_of = |id: &str| {
+        times
+            .get(id)
+            .copied()
+            .ok_or_else(|| invalid(format!("no committer time for commit {id}")))
+    };
+    let base_time = time_of(commit)?;
+    let mut keep = HashSet::new();
+    for (name, id) in names.into_iter().zip(&peeled) {
+        if time_of(id)? <= base_time {
+            keep.insert(name);
+        }
+    }
+    Ok(keep)
+}
+
+/// `image` with its repository (at `options.sandbox.mount_point`) scrubbed: the image's
+/// layers under one more, cached in `cache` (`images/<key>/`) and made on first use by
+/// [`scrub`] run in a workspace of the image, so rollouts pay for it once per image. The key
+/// covers the image's unpacked layers (their digests and id mapping), the mount point and
+/// [`IMAGE_SCRUB_FORMAT`]. The layer holds only the repository's `.git` changes; the scrub
+/// keeps `HEAD`'s history and tags as for a base.
+pub(crate) fn scrubbed_image(
+    cache: &Cache,
+    image: &ImageRoot,
+    options: &WorkspaceOptions,
+) -> Result<ImageRoot, SandboxError> {
+    let mount_point = &options.sandbox.mount_point;
+    let mut hasher = Sha256::new();
+    hasher.update(format!(
+        "scrub v{IMAGE_SCRUB_FORMAT}\n{}\n",
+        mount_point.display()
+    ));
+    for layer in &image.layers {
+        hasher.update(layer.as_os_str().as_encoded_bytes());
+        hasher.update(b"\n");
+    }
+    let key: String = hasher
+        .finalize()
+        .iter()
+        .take(16)
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    let dir = cache.root().join("images");
+    std::fs::create_dir_all(&dir)
+        .map_err(SandboxError::io(format!("creating {}", dir.display())))?;
+    let layer = dir.join(&key);
+    if !layer.is_dir() {
+        let lock_path = dir.join(format!("{key}.lock"));
+        let lock_file = File::create(&lock_path).map_err(SandboxError::io(format!(
+            "creating {}",
+            lock_path.display()
+        )))?;
+        let _lock = Flock::lock(lock_file, FlockArg::LockExclusive).map_err(|(_, errno)| {
+            SandboxError::io(format!("locking {}", lock_path.display()))(errno.into())
+        })?;
+        if !layer.is_dir() {
+            let staging = dir.join(format!(".staging-{key}-{}", std::process::id()));
+            let _ = crate::tree::remove_tree(&staging);
+            scrub_image_into(cache, image, options, &staging)
+                .and_then(|()| {
+                    std::fs::rename(&staging, &layer).map_err(SandboxError::io(format!(
+                        "moving the scrubbed layer into {}",
+                        layer.display()
+                    )))
+                })
+                .inspect_err(|_| {
+                    let _ = crate::tree::remove_tree(&staging);
+                })
+                .map_err(|error| {
+                    SandboxError::Setup(format!(
+                        "image {}: scrubbing the repository at {}: {error}",
+                        image.reference,
+                        mount_point.display()
+                    ))
+                })?;
+        }
+    }
+    Ok(ImageRoot {
+        layers: std::iter::once(layer)
+            .chain(image.layers.iter().cloned())
+            .collect(),
+        ..image.clone()
+    })
+}
+
+/// Scrubs `image`'s repository in a workspace of the image and keeps the changes to its git
+/// directory at `staging`.
+fn scrub_image_into(
+    cache: &Cache,
+    image: &ImageRoot,
+    options: &WorkspaceOptions,
+    staging: &Path,
+) -> Result<(), SandboxError> {
+    let mut sandbox = options.sandbox.clone();
+    // The new pack is the scrub's, not a rollout's: the disk quota does not apply.
+    sandbox.limits.disk_bytes = None;
+    let options = WorkspaceOptions {
+        strategy: Strategy::Overlay,
+        sandbox,
+        extra_layers: Vec::new(),
+        repository_layers: Vec::new(),
+    };
+    let workspace = Workspace::create_in_image(cache, image, &options)?;
+    let repo = RepoAt::Sandbox(workspace.sandbox());
+    let commit = workspace.base().commit.clone();
+    let git_dir = PathBuf::from(repo.git_text(&["rev-parse", "--absolute-git-dir"])?);
+    let expected = options.sandbox.mount_point.join(".git");
+    if git_dir != expected {
+        return Err(SandboxError::Unsupported(format!(
+            "the repository's git directory is {}, not {}: only a repository whose .git \
+             directory is inside it can be scrubbed",
+            git_dir.display(),
+            expected.display()
+        )));
+    }
+    let branch = repo
+        .git_text(&["symbolic-ref", "--quiet", "HEAD"])
+        .ok()
+        .filter(|name| name.starts_with("refs/heads/"));
+    scrub(&repo, &commit, branch.as_deref())?;
+    workspace.keep_changes(staging)?;
+    retain_only(staging, &expected)
+}
+
+/// Deletes everything in the layer `root` but `path` (absolute, as inside the sandbox) and
+/// the directories leading to it: what the scrub's workspace wrote besides the git directory.
+fn retain_only(root: &Path, path: &Path) -> Result<(), SandboxError> {
+    let mut dir = root.to_path_buf();
+    for component in path.components() {
+        let Component::Normal(name) = component else {
+            continue;
+        };
+        let entries = std::fs::read_dir(&dir)
+            .map_err(SandboxError::io(format!("reading {}", dir.display())))?;
+        for entry in entries.flatten() {
+            if entry.file_name() != name {
+                let entry_path = entry.path();
+                let removed = if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                    crate::tree::remove_tree(&entry_path)
+                } else {
+                    std::fs::remove_file(&entry_path)
+                };
+                removed.map_err(SandboxError::io(format!(
+                    "removing {}",
+                    entry_path.display()
+                )))?;
+            }
+        }
+        dir.push(name);
+    }
+    Ok(())
+}
