@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use swerve_core::Shell;
 use swerve_image::{IdMapping, ImagesConfig, Store};
 use swerve_sandbox::{Cache, Isolation, SandboxConfig, Workspace, WorkspaceOptions};
 
@@ -134,7 +135,7 @@ fn an_image_repository_holds_nothing_after_its_head() {
     assert_eq!(ok(&workspace, "git tag -l"), "v0.9\n");
     assert_eq!(
         ok(&workspace, "git describe --tags"),
-        format!("v0.9-1-g{}", &head.trim()[..7])
+        format!("v0.9-1-g{}\n", &head.trim()[..7])
     );
     assert_eq!(
         ok(&workspace, "ls .git | grep -E '_HEAD$|^logs$' || true"),
