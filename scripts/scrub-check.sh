@@ -74,7 +74,10 @@ def post_image_blobs(row):
         tree = os.path.join(scratch, "tree")
         os.mkdir(tree)
         archive = subprocess.run(["git", "--git-dir", git, "archive", row["base_commit"]],
-                                 check=True, capture_output=True).stdout
+                                 capture_output=True)
+        if archive.returncode != 0:
+            return None, archive.stderr.decode(errors="replace").strip().splitlines()[-1]
+        archive = archive.stdout
         subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True)
         subprocess.run(["git", "apply", "--whitespace=nowarn", patch], cwd=tree, check=True)
         paths = subprocess.run(["git", "apply", "--numstat", "-z", patch], cwd=tree,
@@ -85,13 +88,18 @@ def post_image_blobs(row):
             if name and os.path.isfile(os.path.join(tree, name)):
                 blobs.append(subprocess.run(["git", "hash-object", os.path.join(tree, name)],
                                             check=True, capture_output=True, text=True).stdout.strip())
-        return blobs
+        return blobs, None
 
 fields = ("instance_id", "repo", "base_commit", "patch", "problem_statement", "version")
 with open(os.path.join(out, "tasks.jsonl"), "w") as tasks, open(os.path.join(out, "blobs.tsv"), "w") as table:
     for row in kept:
+        blobs, why = post_image_blobs(row)
+        if blobs is None:
+            print(f"{row['instance_id']}: left out, its base cannot be read from REPOS_DIR: {why}",
+                  file=sys.stderr)
+            continue
         tasks.write(json.dumps({key: row[key] for key in fields if key in row}) + "\n")
-        table.write(f"{row['instance_id']}\t{row['repo']}\t{' '.join(post_image_blobs(row))}\n")
+        table.write(f"{row['instance_id']}\t{row['repo']}\t{' '.join(blobs)}\n")
 with open(os.path.join(out, "recipes.toml"), "w") as recipes:
     for repo in sorted({row["repo"] for row in kept}):
         recipes.write(f'[[recipe]]\nrepo = "{repo}"\nversions = ["*"]\ntest_cmd = "true"\n\n')
@@ -104,7 +112,8 @@ git cat-file --batch-all-objects --batch-check="%(objecttype) %(objectname)" | s
 git rev-list --all | sort >"$HOME/reachable";
 echo "stored $(wc -l <"$HOME/stored") reachable $(wc -l <"$HOME/reachable") unreachable $(comm -23 "$HOME/stored" "$HOME/reachable" | wc -l)"'
 
-failed=0
+leaked=0
+errors=0
 total=0
 while IFS=$'\t' read -r id repo blobs; do
     total=$((total + 1))
@@ -115,8 +124,8 @@ while IFS=$'\t' read -r id repo blobs; do
     report=$("$SWERVE" --cache-dir "$cache" --repos "$repos" --set run.recipes="\"$out/recipes.toml\"" \
         env exec --tasks "$out/tasks.jsonl" --timeout 600 "$id" -- "BLOBS='$blobs'; $inside" \
         2>"$out/$id.stderr") || {
-        echo "$id: swerve env exec failed (see $out/$id.stderr)"
-        failed=1
+        echo "$id: not checked: swerve env exec failed (see $out/$id.stderr)"
+        errors=$((errors + 1))
         continue
     }
     present=$(grep -c '^present ' <<<"$report" || true)
@@ -124,8 +133,8 @@ while IFS=$'\t' read -r id repo blobs; do
     unreachable=${counts##* }
     echo "$id: post-image blobs $(wc -w <<<"$blobs"), in the source $in_source, in the sandbox $present; commits $counts"
     if [ "$present" != 0 ] || [ "$unreachable" != 0 ]; then
-        failed=1
+        leaked=$((leaked + 1))
     fi
 done <"$out/blobs.tsv"
-echo "rows checked: $total; $([ $failed = 0 ] && echo 'no future state in any sandbox' || echo 'FUTURE STATE FOUND')"
-exit $failed
+echo "rows: $total; future state in the sandbox: $leaked; not checked: $errors"
+[ "$leaked" = 0 ] && [ "$errors" = 0 ]

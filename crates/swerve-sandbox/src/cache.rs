@@ -3,7 +3,7 @@
 //! Layout (all under one directory, `~/.cache/swerve` unless configured):
 //! `bases/<owner>/<name>/<commit>/` (a checkout, read-only by convention) with
 //! `<commit>.v3.ready` and `<commit>.ready` markers beside it; `retired/` (bases of an older
-//! format, deleted once no workspace is in use); `images/<key>/` (an image's repository
+//! format, deleted once no workspace is in use); `scrubbed/<key>/` (an image's repository
 //! scrubbed, a layer stacked over the image's: see `scrub`); `workspaces/<id>/` (one
 //! rollout's layer, removed on destroy, stale ones pruned when their owning process is
 //! gone).

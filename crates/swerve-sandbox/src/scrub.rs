@@ -288,7 +288,7 @@ fn tags_to_keep(repo: &RepoAt, commit: &str) -> Result<HashSet<String>, SandboxE
 }
 
 /// `image` with its repository (at `options.sandbox.mount_point`) scrubbed: the image's
-/// layers under one more, cached in `cache` (`images/<key>/`) and made on first use by
+/// layers under one more, cached in `cache` (`scrubbed/<key>/`) and made on first use by
 /// [`scrub`] run in a workspace of the image, so rollouts pay for it once per image. The key
 /// covers the image's unpacked layers (their digests and id mapping), the mount point and
 /// [`IMAGE_SCRUB_FORMAT`]. The layer holds only the repository's `.git` changes; the scrub
@@ -314,7 +314,7 @@ pub(crate) fn scrubbed_image(
         .take(16)
         .map(|byte| format!("{byte:02x}"))
         .collect();
-    let dir = cache.root().join("images");
+    let dir = cache.root().join("scrubbed");
     std::fs::create_dir_all(&dir)
         .map_err(SandboxError::io(format!("creating {}", dir.display())))?;
     let layer = dir.join(&key);

@@ -147,7 +147,7 @@ fn an_image_repository_holds_nothing_after_its_head() {
     workspace.destroy().unwrap();
 
     // Once per image: the second workspace reuses the cached layer.
-    let scrubbed: Vec<_> = std::fs::read_dir(cache.root().join("images"))
+    let scrubbed: Vec<_> = std::fs::read_dir(cache.root().join("scrubbed"))
         .unwrap()
         .flatten()
         .filter(|entry| entry.path().is_dir())
