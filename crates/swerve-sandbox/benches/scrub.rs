@@ -10,7 +10,8 @@
 //! tags, scrub) against the same steps without the scrub's new pack (what base format 2 did:
 //! the clone's store, hard-linked to the source's, kept whole), and against SWE-bench's own
 //! procedure (`git reflog expire --expire=now --all && git gc --prune=now --aggressive`) and
-//! a plain `git gc --prune=now` run after those steps. Warm: a prepared base is only read
+//! a plain `git gc --prune=now` run after those steps (SWE-bench's aggressive one only with
+//! `SWERVE_BENCH_GC_AGGRESSIVE=1`: it takes minutes). Warm: a prepared base is only read
 //! back, and a workspace over a scrubbed base is created and destroyed beside one over an
 //! unscrubbed base. `SWERVE_BENCH_SAMPLES` (default 3) sets the cold runs; the gc anchors run
 //! once. Prints a Markdown table for `BENCHMARKS.md`; without `SWERVE_BENCH_REPO` it says so
@@ -80,16 +81,17 @@ fn main() {
         &unscrubbed,
         Some(&scrubbed),
     );
-    for (how, command) in [
-        (
+    let mut gcs = vec![(
+        "anchor: + `git gc --prune=now`",
+        "git gc --quiet --prune=now",
+    )];
+    if std::env::var_os("SWERVE_BENCH_GC_AGGRESSIVE").is_some() {
+        gcs.push((
             "anchor: + SWE-bench's `git gc --prune=now --aggressive`",
             "git gc --quiet --prune=now --aggressive",
-        ),
-        (
-            "anchor: + `git gc --prune=now`",
-            "git gc --quiet --prune=now",
-        ),
-    ] {
+        ));
+    }
+    for (how, command) in gcs {
         let dir = scratch.path().join(format!("gc-{}", command.len()));
         let started = Instant::now();
         unscrubbed_base(&repo, &commit, &dir);

@@ -94,8 +94,9 @@ impl RepoAt<'_> {
         Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
     }
 
-    /// Runs the shell script `script` with `args` as its positional parameters.
-    fn sh(&self, script: &str, args: &[&str]) -> Result<(), SandboxError> {
+    /// Runs the shell script `script` with `args` as its positional parameters; `what` it
+    /// does names it in an error.
+    fn sh(&self, what: &str, script: &str, args: &[&str]) -> Result<(), SandboxError> {
         let mut command = self.command("sh")?;
         command
             .args(["-c", script, "sh"])
@@ -105,10 +106,11 @@ impl RepoAt<'_> {
         if output.status.success() {
             return Ok(());
         }
-        Err(SandboxError::Git {
-            args: format!("(sh) {}", script.lines().nth(2).unwrap_or(script).trim()),
-            dir: self.dir().to_path_buf(),
-            stderr: String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        Err(SandboxError::Io {
+            context: format!("{what} in {}", self.dir().display()),
+            source: std::io::Error::other(
+                String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+            ),
         })
     }
 }
@@ -155,7 +157,7 @@ pub(crate) fn scrub(repo: &RepoAt, commit: &str, branch: Option<&str>) -> Result
     }
     remove_other_branch_settings(repo, branch)?;
     let git_dir = repo.git_text(&["rev-parse", "--absolute-git-dir"])?;
-    repo.sh(TIDY, &[&git_dir])?;
+    repo.sh("tidying the git directory", TIDY, &[&git_dir])?;
     let pack = format!("{git_dir}/objects.scrubbed/pack/pack");
     repo.git(
         &[
@@ -170,7 +172,7 @@ pub(crate) fn scrub(repo: &RepoAt, commit: &str, branch: Option<&str>) -> Result
         ],
         b"",
     )?;
-    repo.sh(SWAP, &[&git_dir])?;
+    repo.sh("replacing the object store", SWAP, &[&git_dir])?;
     let missing = repo.git_text(&[
         "rev-list",
         "--objects",
@@ -328,8 +330,14 @@ pub(crate) fn scrubbed_image(
             SandboxError::io(format!("locking {}", lock_path.display()))(errno.into())
         })?;
         if !layer.is_dir() {
-            let staging = dir.join(format!(".staging-{key}-{}", std::process::id()));
-            let _ = crate::tree::remove_tree(&staging);
+            // Under the lock, any staging directory of this key is a crashed scrub's.
+            let prefix = format!(".staging-{key}-");
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                if entry.file_name().to_string_lossy().starts_with(&prefix) {
+                    let _ = crate::tree::remove_tree(&entry.path());
+                }
+            }
+            let staging = dir.join(format!("{prefix}{}", std::process::id()));
             scrub_image_into(cache, image, options, &staging)
                 .and_then(|()| {
                     std::fs::rename(&staging, &layer).map_err(SandboxError::io(format!(
