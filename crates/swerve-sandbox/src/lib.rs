@@ -19,6 +19,7 @@ mod cache;
 mod capture;
 mod cgroup;
 mod config;
+mod cpus;
 mod doctor;
 mod environment;
 mod error;
