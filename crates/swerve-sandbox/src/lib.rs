@@ -32,6 +32,7 @@ mod protocol;
 mod quota;
 mod sandbox;
 mod source;
+mod submodules;
 mod tree;
 mod view;
 mod workspace;
