@@ -115,6 +115,12 @@ const PROC_READ_ONLY: &[&str] = &["bus", "fs", "irq", "sys", "sysrq-trigger"];
 /// `/sys` entries covered, as in Docker's default.
 const SYS_MASKED: &[&str] = &["firmware", "devices/virtual/powercap"];
 
+/// How the sandbox's own `/sys` and cgroup2 view are mounted: read-only, nothing to run.
+const PSEUDO_READ_ONLY: MsFlags = MsFlags::MS_RDONLY
+    .union(MsFlags::MS_NOSUID)
+    .union(MsFlags::MS_NODEV)
+    .union(MsFlags::MS_NOEXEC);
+
 /// Device nodes bound from the host into `/dev`.
 const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
 
@@ -324,11 +330,18 @@ fn build_proc(root: &Path) -> Result<(), String> {
 fn build_sys(root: &Path, spec: &InitSpec) -> Result<(), String> {
     let sys = root.join("sys");
     mkdir(&sys)?;
-    let read_only =
-        MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
     // A fresh sysfs needs the sandbox's own network namespace; it shows that namespace's
     // interfaces, and none of the host's mounts below `/sys`.
-    if spec.network || mount(Some("sysfs"), &sys, Some("sysfs"), read_only, None::<&str>).is_err() {
+    if spec.network
+        || mount(
+            Some("sysfs"),
+            &sys,
+            Some("sysfs"),
+            PSEUDO_READ_ONLY,
+            None::<&str>,
+        )
+        .is_err()
+    {
         bind_host_entry(Path::new("/sys"), &sys)?;
     }
     for name in SYS_MASKED {
@@ -354,12 +367,11 @@ fn mount_cgroup_view(target: &Path) -> Result<(), String> {
     if !target.is_dir() {
         return Ok(());
     }
-    let flags = MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
     if mount(
         Some("cgroup2"),
         target,
         Some("cgroup2"),
-        flags,
+        PSEUDO_READ_ONLY,
         None::<&str>,
     )
     .is_ok()
