@@ -50,15 +50,20 @@ pub struct BaseCheckout {
 }
 
 impl Cache {
-    /// The cached checkout of `task`'s base commit, its repository found through `repos`;
-    /// see [`Cache::prepare_base`].
+    /// The cached checkout of `task`'s base commit, its repository found through `repos`
+    /// (see [`Cache::prepare_base`]), with its submodules checked out at the recorded
+    /// commits from `repos`, or from their URLs when `network` allows
+    /// ([`crate::submodules`]).
     pub fn prepare_task_base(
         &self,
         repos: &RepoMap,
         task: &Task,
+        network: bool,
     ) -> Result<BaseCheckout, SandboxError> {
         let source = repos.resolve(task)?;
-        self.prepare_base(&task.repo, &source, &task.base_commit)
+        let base = self.prepare_base(&task.repo, &source, &task.base_commit)?;
+        crate::submodules::check_out(&base, repos, network)?;
+        Ok(base)
     }
 
     /// Returns the cached checkout of `commit` from `source`, preparing it on first use (or
@@ -176,7 +181,7 @@ fn finished(path: &Path, ready: &Path) -> Result<Option<BaseCheckout>, SandboxEr
 }
 
 /// Clones, verifies and checks out `commit` into `dir`; returns the full commit id.
-fn build(source: &RepoSource, commit: &str, dir: &Path) -> Result<String, SandboxError> {
+pub(crate) fn build(source: &RepoSource, commit: &str, dir: &Path) -> Result<String, SandboxError> {
     let source_text = match source {
         RepoSource::Local(path) => std::fs::canonicalize(path)
             .map_err(|_| SandboxError::RepoNotFound {

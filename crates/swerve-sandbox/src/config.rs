@@ -37,6 +37,9 @@ pub struct Limits {
     /// environment's layer and `HOME`), in bytes. `None` = unlimited. See `docs/sandbox.md`
     /// for how it is enforced.
     pub disk_bytes: Option<u64>,
+    /// How many CPUs the sandbox runs on and reports (`nproc`, `os.cpu_count()`,
+    /// `os.sched_getaffinity`). `None` = every CPU swerve may use. More than that is an error.
+    pub cpus: Option<u32>,
 }
 
 impl Default for Limits {
@@ -47,6 +50,7 @@ impl Default for Limits {
             tmp_bytes: 1 << 30,
             file_size_bytes: Some(4 << 30),
             disk_bytes: Some(10 << 30),
+            cpus: None,
         }
     }
 }

@@ -142,11 +142,14 @@ impl Sandbox {
         if config.isolation == Isolation::None {
             return Self::plain(layer, config, placement);
         }
-        let attempt = match Self::namespaced(&layer, config, placement) {
+        // Chosen first: a configuration this host cannot meet is an error, not a reason to
+        // run without isolation.
+        let cpus = crate::cpus::choose(config.limits.cpus)?;
+        let attempt = match Self::namespaced(&layer, config, placement, &cpus) {
             // A silent death of the init is retried once: it is rare and carries no setup error.
             Err(SandboxError::InitDied(detail)) => {
                 tracing::warn!("{detail}; starting the sandbox again");
-                Self::namespaced(&layer, config, placement)
+                Self::namespaced(&layer, config, placement, &cpus)
             }
             other => other,
         };
@@ -203,6 +206,7 @@ impl Sandbox {
         layer: &Layer<'_>,
         config: &SandboxConfig,
         placement: &Placement<'_>,
+        cpus: &[usize],
     ) -> Result<Self, SandboxError> {
         let name = placement.name;
         let cgroup = Cgroup::create(placement.cgroups, name, &config.limits).map_err(|error| {
@@ -233,6 +237,7 @@ impl Sandbox {
                     upper: upper.to_path_buf(),
                     work: work.to_path_buf(),
                 }),
+                cpus: cpus.to_vec(),
             };
             return Self::launch(
                 spec,
@@ -289,6 +294,7 @@ impl Sandbox {
             exposures: view.exposures,
             masked_files: view.masked_files,
             image_root: None,
+            cpus: cpus.to_vec(),
         };
         Self::launch(spec, config, placement, cgroup, toolchain_env, None)
     }

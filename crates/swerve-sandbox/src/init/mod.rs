@@ -58,6 +58,8 @@ pub(crate) struct InitSpec {
     /// curated `/etc`; the repository is where the image has it, and `HOME` is the image's.
     #[serde(default)]
     pub image_root: Option<LayerSpec>,
+    /// The CPUs the sandbox runs on (its affinity) and shows as online.
+    pub cpus: Vec<usize>,
 }
 
 /// How a directory at a mount point is made.
