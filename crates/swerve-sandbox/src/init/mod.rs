@@ -174,10 +174,7 @@ impl HostSources {
 /// input.
 fn take_control_socket() -> nix::Result<UnixStream> {
     use nix::fcntl::{FcntlArg, OFlag, fcntl, open};
-    // SAFETY: nothing in this fresh process owns a descriptor above 2 yet.
-    if unsafe { libc::close_range(3, libc::c_uint::MAX, 0) } != 0 {
-        return Err(nix::errno::Errno::last());
-    }
+    close_inherited_descriptors()?;
     let control = fcntl(std::io::stdin(), FcntlArg::F_DUPFD_CLOEXEC(3))?;
     // SAFETY: fcntl returned a new descriptor that nothing else owns.
     let control = unsafe { OwnedFd::from_raw_fd(control) };
@@ -188,6 +185,33 @@ fn take_control_socket() -> nix::Result<UnixStream> {
     )?;
     nix::unistd::dup2_stdin(null)?;
     Ok(UnixStream::from(control))
+}
+
+/// Closes every descriptor above standard error. `close_range(2)` where the kernel has it
+/// (Linux 5.9), called as a raw system call so that the binary needs no glibc newer than 2.17
+/// (glibc's wrapper is 2.34's); below 5.9, every descriptor `/proc/self/fd` lists.
+fn close_inherited_descriptors() -> nix::Result<()> {
+    // SAFETY: nothing in this fresh process owns a descriptor above 2 yet; the call takes no
+    // pointers.
+    let closed = unsafe { libc::syscall(libc::SYS_close_range, 3, libc::c_uint::MAX, 0) };
+    if closed == 0 {
+        return Ok(());
+    }
+    match nix::errno::Errno::last() {
+        nix::errno::Errno::ENOSYS => {}
+        other => return Err(other),
+    }
+    // Listed first, closed after: the listing's own descriptor is among those listed.
+    let listed: Vec<i32> = std::fs::read_dir("/proc/self/fd")
+        .map_err(|error| nix::errno::Errno::from_raw(error.raw_os_error().unwrap_or(libc::EIO)))?
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|fd| *fd > 2)
+        .collect();
+    for fd in listed {
+        // SAFETY: as above; a descriptor already closed (the listing's) gives EBADF, ignored.
+        unsafe { libc::close(fd) };
+    }
+    Ok(())
 }
 
 /// Waits for PID 1 of the sandbox and exits with its status.
