@@ -469,7 +469,7 @@ fn saved_logs_are_regraded_without_running_anything() {
     );
 }
 
-/// The bundled Rust tasks, in a tasks file of their own under `dir`.
+/// The bundled Rust tasks, in a tasks file of their own under `dir`, and their ids, sorted.
 fn rust_tasks(dir: &Path) -> (PathBuf, Vec<String>) {
     let rows: Vec<Value> = example_rows()
         .into_iter()
@@ -478,10 +478,11 @@ fn rust_tasks(dir: &Path) -> (PathBuf, Vec<String>) {
     assert!(!rows.is_empty());
     let tasks = dir.join("rust-tasks.jsonl");
     write_jsonl(&tasks, &rows);
-    let ids = rows
+    let mut ids: Vec<String> = rows
         .iter()
         .map(|row| row["instance_id"].as_str().unwrap().to_owned())
         .collect();
+    ids.sort();
     (tasks, ids)
 }
 
@@ -490,9 +491,12 @@ fn a_task_whose_toolchain_is_absent_is_infra_and_earns_no_reward() {
     let cache = tempfile::tempdir().unwrap();
     let (tasks, ids) = rust_tasks(cache.path());
     let out = cache.path().join("no-cargo");
+    let repos = root().join("examples/repos");
     let output = swerve_without_cargo(
         cache.path(),
         &[
+            "--repos",
+            repos.to_str().unwrap(),
             "eval",
             "--tasks",
             tasks.to_str().unwrap(),
@@ -576,7 +580,19 @@ fn a_task_whose_toolchain_is_absent_is_infra_and_earns_no_reward() {
     // With cargo in sight the same gold patches resolve: the failure was the environment's,
     // and it was not cached.
     let with_cargo = cache.path().join("with-cargo");
-    succeeded(&eval(cache.path(), &tasks, &with_cargo, &["--gold"]));
+    succeeded(&swerve(
+        cache.path(),
+        &[
+            "--repos",
+            repos.to_str().unwrap(),
+            "eval",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--gold",
+            "--out",
+            with_cargo.to_str().unwrap(),
+        ],
+    ));
     for id in &ids {
         assert_eq!(results(&with_cargo)[id.as_str()]["resolved"], true);
     }
@@ -613,11 +629,20 @@ fn a_patch_that_breaks_the_test_runner_is_the_models_failure() {
     let tasks = cache.path().join("tasks.jsonl");
     write_jsonl(&tasks, std::slice::from_ref(&row));
     let out = cache.path().join("out");
-    eval(
+    let repos = root().join("examples/repos");
+    swerve(
         cache.path(),
-        &tasks,
-        &out,
-        &["--predictions", predictions.to_str().unwrap()],
+        &[
+            "--repos",
+            repos.to_str().unwrap(),
+            "eval",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--predictions",
+            predictions.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
     );
     let report = &results(&out)["swerve-examples__calc-1"];
     assert_ne!(report["error_class"], "infra", "{report}");
