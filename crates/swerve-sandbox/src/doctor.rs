@@ -11,7 +11,7 @@ use crate::identity::{IdMap, hand_over};
 use crate::quota::human_bytes;
 use crate::sandbox::{Layer, Placement};
 use crate::view::HostView;
-use crate::{Cache, Isolation, Sandbox, SandboxConfig};
+use crate::{Cache, Isolation, Sandbox, SandboxConfig, Userland};
 
 /// What the host offers, each with the reason when it is missing.
 #[derive(Debug, Clone)]
@@ -141,6 +141,13 @@ fn probe_sandbox(cache: &Cache, config: &SandboxConfig, scratch: &std::path::Pat
         }
     };
     let hide = [cache.root().to_path_buf()];
+    // The view of a built base root; the probe never builds one (minutes).
+    let base_root = match config.userland {
+        Userland::Host => None,
+        Userland::Base => cache
+            .built_base_root(&config.base_userland)
+            .map(|root| root.path),
+    };
     let dirs: Vec<PathBuf> = ["lower", "upper", "work", "home"]
         .iter()
         .map(|name| scratch.join(name))
@@ -158,6 +165,7 @@ fn probe_sandbox(cache: &Cache, config: &SandboxConfig, scratch: &std::path::Pat
             ids: &ids,
             home: &dirs[3],
             quota: None,
+            system_root: base_root.as_deref(),
         };
         Sandbox::start(layer, &config, &placement).map_err(|error| error.to_string())
     };

@@ -32,6 +32,7 @@ mod quota;
 mod sandbox;
 mod source;
 mod tree;
+mod userland;
 mod view;
 mod workspace;
 
@@ -46,5 +47,8 @@ pub use identity::sandbox_ids;
 pub use patch::{Patch, PatchOptions};
 pub use sandbox::{IsolationInForce, Sandbox, set_init_command};
 pub use source::{RepoMap, RepoSource};
+pub use userland::{
+    BASE_ROOT_FORMAT, BaseRoot, BaseUserland, SWEBENCH_BASE_PACKAGES, Userland, host_glibc,
+};
 pub use view::is_system_path;
 pub use workspace::{ExtraLayer, ImageRoot, LayerAccess, Strategy, Workspace, WorkspaceOptions};

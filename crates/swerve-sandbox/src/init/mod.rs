@@ -58,6 +58,11 @@ pub(crate) struct InitSpec {
     /// curated `/etc`; the repository is where the image has it, and `HOME` is the image's.
     #[serde(default)]
     pub image_root: Option<LayerSpec>,
+    /// A base root (`sandbox.userland = "base"`): its `/usr`, `/bin`, `/sbin`, `/lib*` and
+    /// `/etc` instead of the host's system directories and curated `/etc`. Ignored with an
+    /// image.
+    #[serde(default)]
+    pub system_root: Option<PathBuf>,
 }
 
 /// How a directory at a mount point is made.
@@ -140,6 +145,7 @@ impl HostSources {
             }
         }
         paths.extend(spec.exposures.iter().map(|(path, _)| path.as_path()));
+        paths.extend(spec.system_root.as_deref());
         let mut opened = Vec::with_capacity(paths.len());
         for path in paths {
             let fd = nix::fcntl::open(
