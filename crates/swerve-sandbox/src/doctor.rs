@@ -29,6 +29,9 @@ pub struct Capabilities {
     /// What confines a sandboxed command: user namespace, capabilities, seccomp, the
     /// filesystem view and the disk quota.
     pub confinement: Result<Confinement, String>,
+    /// Whose `/usr`, `/bin`, `/lib*` and `/etc` recipe sandboxes show, and the base root's
+    /// state (`Err` when it cannot be used here).
+    pub userland: Result<String, String>,
     /// `git --version`.
     pub git: Result<String, String>,
     /// `nsenter` (util-linux), which runs git inside a sandbox to compute its patch.
@@ -81,6 +84,7 @@ pub fn probe(cache: &Cache, config: &SandboxConfig) -> Capabilities {
         reflink,
         network_isolated,
         confinement,
+        userland: cache.describe_userland(config),
         git: version_of("git", "--version").ok_or_else(|| "git not found on PATH".to_owned()),
         nsenter: version_of("nsenter", "--version")
             .ok_or_else(|| "nsenter not found on PATH".to_owned()),

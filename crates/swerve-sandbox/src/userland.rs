@@ -29,7 +29,7 @@ use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::{Cache, SandboxError};
+use crate::{Cache, SandboxConfig, SandboxError};
 
 /// Where a recipe sandbox's system directories (`/usr`, `/bin`, `/sbin`, `/lib*`, `/etc`)
 /// come from. Tasks that run in a container image always use the image's.
@@ -184,6 +184,32 @@ impl Cache {
         };
         check_runs_host_binaries(&root, definition)?;
         Ok(root)
+    }
+
+    /// What `config`'s userland is, for `swerve doctor`, without building anything: `Err`
+    /// when a built base root cannot run this host's interpreters.
+    pub fn describe_userland(&self, config: &SandboxConfig) -> Result<String, String> {
+        let definition = &config.base_userland;
+        let base = format!(
+            "base: Debian {} with {} packages (key {})",
+            definition.suite,
+            definition.packages.len(),
+            definition.key()
+        );
+        match config.userland {
+            Userland::Host => Ok(
+                "host: this machine's /usr, /bin, /sbin, /lib* and a curated /etc (sandbox.userland = \"base\" fixes them)"
+                    .into(),
+            ),
+            Userland::Base => match self.built_base_root(definition) {
+                None => Ok(format!(
+                    "{base}, not built yet: the first recipe sandbox builds it (debootstrap, minutes, needs root)"
+                )),
+                Some(root) => check_runs_host_binaries(&root, definition)
+                    .map(|()| format!("{base}, glibc {}, at {}", root.glibc, root.path.display()))
+                    .map_err(|error| error.to_string()),
+            },
+        }
     }
 
     fn build_base_root(&self, definition: &BaseUserland) -> Result<BaseRoot, SandboxError> {
