@@ -44,8 +44,8 @@ use std::time::Duration;
 
 use nix::fcntl::{Flock, FlockArg};
 use swerve_sandbox::{
-    BASE_FORMAT, BaseCheckout, Cache, ExtraLayer, LayerAccess, SandboxError, Strategy, Workspace,
-    WorkspaceOptions,
+    BASE_FORMAT, BaseCheckout, Cache, ExtraLayer, LayerAccess, SandboxError, Strategy, Userland,
+    Workspace, WorkspaceOptions,
 };
 
 /// Where the environment appears inside sandboxes.
@@ -161,15 +161,17 @@ pub enum EnvironmentError {
         /// The log's last lines.
         tail: String,
     },
-    /// System packages the recipe needs are not installed on the host.
+    /// System packages the recipe needs are not installed in the sandbox's userland (the
+    /// host's, or the base root's).
     #[error(
-        "the environment needs system packages that are not installed: {}\nhint: install them (e.g. `apt-get install {}`) and run again",
-        missing.join(", "),
-        missing.join(" ")
+        "the environment needs system packages that are not installed: {}\nhint: {fix}",
+        missing.join(", ")
     )]
     MissingSystemPackages {
         /// The Debian package names that are missing.
         missing: Vec<String>,
+        /// How to install them.
+        fix: String,
     },
     /// The sandbox could not be set up.
     #[error(transparent)]
@@ -283,15 +285,16 @@ impl Environments<'_> {
         std::fs::create_dir_all(&root).map_err(io_error(format!("creating {}", root.display())))?;
         let installer = Installer::from_env();
         let requirements = existing_requirements(base, &recipe.requirements);
+        let userland = self.userland_tag();
         let deps_key = format!(
-            "deps-{}-{LAYOUT}",
+            "deps-{}-{LAYOUT}{userland}",
             &dependencies_key(recipe, &requirements, installer)[..16]
         );
         let deps_dir = root.join(&deps_key);
         let prefix = deps_dir.join("prefix");
         let installation_file = deps_dir.join("installation");
         locked_build(&root, &deps_key, &deps_dir, || {
-            check_system_packages(&recipe.system_packages)?;
+            check_system_packages(&recipe.system_packages, self.system_root()?.as_deref())?;
             let interpreter = find_interpreter(recipe.python.as_deref())?;
             let installation = installation_of(&interpreter)?;
             std::fs::create_dir_all(&prefix)
@@ -333,7 +336,7 @@ impl Environments<'_> {
             });
         }
         let key = format!(
-            "{}-{LAYOUT}-{}-b{BASE_FORMAT}",
+            "{}-{LAYOUT}-{}-b{BASE_FORMAT}{userland}",
             recipe.key,
             &base.commit[..12.min(base.commit.len())]
         );
@@ -356,6 +359,27 @@ impl Environments<'_> {
 
     /// Sandbox options for a build step: the template with the network as configured, the
     /// host's pip and uv settings, and the recipe's variables.
+    /// What the keys of environments built in a base userland end with (its key: what a
+    /// build compiles links against its libraries); nothing for the host's.
+    fn userland_tag(&self) -> String {
+        match self.template.sandbox.userland {
+            Userland::Host => String::new(),
+            Userland::Base => format!("-u{}", self.template.sandbox.base_userland.key()),
+        }
+    }
+
+    /// The base root builds run in, if the userland is a base root (built on first use).
+    fn system_root(&self) -> Result<Option<PathBuf>, EnvironmentError> {
+        Ok(match self.template.sandbox.userland {
+            Userland::Host => None,
+            Userland::Base => Some(
+                self.cache
+                    .base_root(&self.template.sandbox.base_userland)?
+                    .path,
+            ),
+        })
+    }
+
     fn build_options(&self, recipe: &EnvironmentRecipe) -> WorkspaceOptions {
         let mut options = self.template.clone();
         options.strategy = Strategy::Overlay;
@@ -733,9 +757,21 @@ fn dependencies_key(
 }
 
 /// Fails naming the packages of `packages` that `dpkg-query` does not report installed.
-fn check_system_packages(packages: &[String]) -> Result<(), EnvironmentError> {
+/// Checks that the system packages are installed: on the host, or in the base root
+/// `system_root` (whose dpkg database `dpkg-query --admindir` reads).
+fn check_system_packages(
+    packages: &[String],
+    system_root: Option<&Path>,
+) -> Result<(), EnvironmentError> {
     let installed = |package: &String| {
-        std::process::Command::new("dpkg-query")
+        let mut query = std::process::Command::new("dpkg-query");
+        if let Some(root) = system_root {
+            query.arg(format!(
+                "--admindir={}",
+                root.join("var/lib/dpkg").display()
+            ));
+        }
+        query
             .args(["-W", "-f=${Status}", package])
             .output()
             .is_ok_and(|output| {
@@ -750,7 +786,11 @@ fn check_system_packages(packages: &[String]) -> Result<(), EnvironmentError> {
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(EnvironmentError::MissingSystemPackages { missing })
+        let fix = match system_root {
+            None => format!("install them (e.g. `apt-get install {}`) and run again", missing.join(" ")),
+            Some(_) => "add them to sandbox.base_userland.packages (the base userland is built again with them) and run again".into(),
+        };
+        Err(EnvironmentError::MissingSystemPackages { missing, fix })
     }
 }
 

@@ -63,6 +63,9 @@ pub enum SandboxError {
     /// The sandbox could not be set up.
     #[error("cannot set up the sandbox: {0}")]
     Setup(String),
+    /// The base userland cannot be built or used.
+    #[error("base userland: {0}")]
+    Userland(String),
     /// The sandbox's init process ended before reporting success or failure.
     #[error("cannot start the sandbox: {0}")]
     InitDied(String),

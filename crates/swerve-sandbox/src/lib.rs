@@ -36,6 +36,7 @@ mod scrub;
 mod source;
 mod submodules;
 mod tree;
+mod userland;
 mod view;
 mod workspace;
 
@@ -52,5 +53,8 @@ pub use patch::{Patch, PatchOptions};
 pub use sandbox::{IsolationInForce, Sandbox, set_init_command};
 pub use scrub::IMAGE_SCRUB_FORMAT;
 pub use source::{RepoMap, RepoSource};
+pub use userland::{
+    BASE_ROOT_FORMAT, BaseRoot, BaseUserland, SWEBENCH_BASE_PACKAGES, Userland, host_glibc,
+};
 pub use view::is_system_path;
 pub use workspace::{ExtraLayer, ImageRoot, LayerAccess, Strategy, Workspace, WorkspaceOptions};

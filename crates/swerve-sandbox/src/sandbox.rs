@@ -112,6 +112,9 @@ pub(crate) struct Placement<'a> {
     pub home: &'a Path,
     /// What the sandbox may write, if limited.
     pub quota: Option<Arc<DiskQuota>>,
+    /// The base root whose system directories and `/etc` the sandbox shows instead of the
+    /// host's (`sandbox.userland = "base"`); unused with an image.
+    pub system_root: Option<&'a Path>,
 }
 
 /// What the workspace layer hands to [`Sandbox::start`].
@@ -159,6 +162,7 @@ impl Sandbox {
             Err(error)
                 if config.isolation == Isolation::Auto
                     && matches!(layer, Layer::Directory(_))
+                    && placement.system_root.is_none()
                     && !matches!(error, SandboxError::InitDied(_)) =>
             {
                 tracing::warn!(
@@ -176,6 +180,13 @@ impl Sandbox {
         config: &SandboxConfig,
         placement: &Placement<'_>,
     ) -> Result<Self, SandboxError> {
+        if placement.system_root.is_some() {
+            return Err(SandboxError::Unsupported(
+                "sandbox.userland = \"base\" needs namespaces (a plain subprocess runs the host's tools); \
+                 set sandbox.userland = \"host\", or run `swerve doctor` to see why namespaces are unavailable"
+                    .into(),
+            ));
+        }
         if let Some((mount_point, _)) = placement.extra_layers.first() {
             return Err(SandboxError::Unsupported(format!(
                 "the layer at {} needs namespaces (a plain subprocess cannot mount it); \
@@ -238,6 +249,7 @@ impl Sandbox {
                     work: work.to_path_buf(),
                 }),
                 cpus: cpus.to_vec(),
+                system_root: None,
             };
             return Self::launch(
                 spec,
@@ -295,6 +307,7 @@ impl Sandbox {
             masked_files: view.masked_files,
             image_root: None,
             cpus: cpus.to_vec(),
+            system_root: placement.system_root.map(Path::to_path_buf),
         };
         Self::launch(spec, config, placement, cgroup, toolchain_env, None)
     }

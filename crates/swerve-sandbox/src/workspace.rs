@@ -23,7 +23,7 @@ use crate::sandbox::{Layer, Placement};
 use crate::tree::remove_tree;
 use crate::{
     BaseCheckout, Cache, Isolation, IsolationInForce, Patch, PatchOptions, Sandbox, SandboxConfig,
-    SandboxError,
+    SandboxError, Userland,
 };
 
 /// How a workspace's writable layer is made.
@@ -148,6 +148,10 @@ impl Workspace {
         let owner = ids.root_owner();
         let home = workspace.private_dir("home", owner)?;
         let hide = [cache.root().to_path_buf()];
+        let system_root = match options.sandbox.userland {
+            Userland::Host => None,
+            Userland::Base => Some(cache.base_root(&options.sandbox.base_userland)?.path),
+        };
         let sandbox_name = format!("ws-{name}");
         let ExtraLayerMounts {
             specs: extra_layers,
@@ -170,6 +174,7 @@ impl Workspace {
                 ids: &ids,
                 home: &home,
                 quota,
+                system_root: system_root.as_deref(),
             };
             Sandbox::start(layer, &options.sandbox, &placement)
         };
@@ -342,6 +347,7 @@ impl Workspace {
             ids: &ids,
             home: &home,
             quota,
+            system_root: None,
         };
         let sandbox = Sandbox::start(
             Layer::Image {

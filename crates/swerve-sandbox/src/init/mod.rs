@@ -60,6 +60,11 @@ pub(crate) struct InitSpec {
     pub image_root: Option<LayerSpec>,
     /// The CPUs the sandbox runs on (its affinity) and shows as online.
     pub cpus: Vec<usize>,
+    /// A base root (`sandbox.userland = "base"`): its `/usr`, `/bin`, `/sbin`, `/lib*` and
+    /// `/etc` instead of the host's system directories and curated `/etc`. Ignored with an
+    /// image.
+    #[serde(default)]
+    pub system_root: Option<PathBuf>,
 }
 
 /// How a directory at a mount point is made.
@@ -142,6 +147,7 @@ impl HostSources {
             }
         }
         paths.extend(spec.exposures.iter().map(|(path, _)| path.as_path()));
+        paths.extend(spec.system_root.as_deref());
         let mut opened = Vec::with_capacity(paths.len());
         for path in paths {
             let fd = nix::fcntl::open(

@@ -14,6 +14,10 @@
 //! - a private, writable `HOME`, and the configured or toolchain exposures (read-only unless
 //!   marked writable), with credentials inside them covered.
 //!
+//! With a base root (`InitSpec::system_root`, `sandbox.userland = "base"`) the system
+//! directories and the whole `/etc` are the base root's instead, read-only: the same tools
+//! and versions on every host.
+//!
 //! Nothing else of the host is reachable: not `/root`, `/home`, `/mnt`, `/media`, `/srv`,
 //! nor any other top-level directory. The root itself is remounted read-only.
 //!
@@ -36,7 +40,8 @@ use super::{HostSources, InitSpec, LayerSpec};
 /// host paths below it stay reachable through [`HostSources`].
 const NEW_ROOT: &str = "/tmp";
 
-/// Top-level host entries every sandbox sees, read-only (symlinks are recreated as such).
+/// Top-level entries of the system root (the host's or a base root) every sandbox sees,
+/// read-only (symlinks are recreated as such).
 const SYSTEM_DIRS: &[&str] = &["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"];
 
 /// Entries of the host's `/etc` a sandbox sees, read-only, where they exist. Names ending in
@@ -156,8 +161,17 @@ pub(crate) fn build_and_pivot(spec: &InitSpec, sources: &HostSources) -> Result<
                 MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
                 Some("mode=0755"),
             )?;
-            bind_system_dirs(root)?;
-            build_etc(root)?;
+            match &spec.system_root {
+                Some(system_root) => {
+                    let system_root = sources.get(system_root);
+                    bind_system_dirs(root, &system_root)?;
+                    bind_host_entry(&system_root.join("etc"), &root.join("etc"))?;
+                }
+                None => {
+                    bind_system_dirs(root, Path::new("/"))?;
+                    build_etc(root)?;
+                }
+            }
         }
     }
     for (mount_point, layer) in &spec.layers {
@@ -225,11 +239,11 @@ fn inside(root: &Path, path: &Path) -> std::path::PathBuf {
     root.join(path.strip_prefix("/").unwrap_or(path))
 }
 
-/// Binds the host's system directories read-only, recreating those that are symlinks
-/// (`/bin -> usr/bin` on merged-`/usr` systems).
-fn bind_system_dirs(root: &Path) -> Result<(), String> {
+/// Binds the system directories of `system_root` (`/`, or a base root) read-only,
+/// recreating those that are symlinks (`/bin -> usr/bin` on merged-`/usr` systems).
+fn bind_system_dirs(root: &Path, system_root: &Path) -> Result<(), String> {
     for name in SYSTEM_DIRS {
-        bind_host_entry(&Path::new("/").join(name), &root.join(name))?;
+        bind_host_entry(&system_root.join(name), &root.join(name))?;
     }
     Ok(())
 }

@@ -59,6 +59,10 @@ pub fn run(config: &Config) -> Result<ExitCode> {
         (Isolation::Namespaces, Err(_)) => "none: isolation = \"namespaces\" is configured but unavailable, so sandboxes will fail to start".to_owned(),
     };
     println!("  {:<20} {in_force}", "in force");
+    match &found.userland {
+        Ok(userland) => println!("  {:<20} {userland}", "userland"),
+        Err(why) => println!("  {:<20} UNUSABLE: {why}", "userland"),
+    }
     println!("images");
     for line in image_store_lines(config) {
         println!("  {line}");
