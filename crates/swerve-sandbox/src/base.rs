@@ -26,10 +26,8 @@
 //! than deleted, so workspaces layered over it keep working; retired bases are deleted when
 //! the cache is opened with no workspace in use.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use nix::fcntl::{Flock, FlockArg};
 use swerve_core::task::Task;
 
 use crate::{Cache, RepoMap, RepoSource, SandboxError, git};
@@ -91,13 +89,7 @@ impl Cache {
             return Ok(base);
         }
         let lock_path = parent.join(format!("{commit}.lock"));
-        let lock_file = File::create(&lock_path).map_err(SandboxError::io(format!(
-            "creating {}",
-            lock_path.display()
-        )))?;
-        let _lock = Flock::lock(lock_file, FlockArg::LockExclusive).map_err(|(_, errno)| {
-            SandboxError::io(format!("locking {}", lock_path.display()))(errno.into())
-        })?;
+        let _lock = crate::cache::lock_exclusive(&lock_path)?;
         if let Some(base) = finished(&path, &ready)? {
             return Ok(base);
         }

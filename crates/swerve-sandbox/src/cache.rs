@@ -102,3 +102,18 @@ impl Cache {
         }
     }
 }
+
+/// Creates `path` if needed and holds an exclusive lock on it until the returned guard drops:
+/// how concurrent processes prepare one cached thing (a base, a scrubbed layer, a base root)
+/// only once.
+pub(crate) fn lock_exclusive(
+    path: &std::path::Path,
+) -> Result<nix::fcntl::Flock<std::fs::File>, crate::SandboxError> {
+    let file = std::fs::File::create(path).map_err(crate::SandboxError::io(format!(
+        "creating {}",
+        path.display()
+    )))?;
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive).map_err(|(_, errno)| {
+        crate::SandboxError::io(format!("locking {}", path.display()))(errno.into())
+    })
+}

@@ -30,11 +30,9 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
-use std::fs::File;
 use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use nix::fcntl::{Flock, FlockArg};
 use sha2::{Digest, Sha256};
 
 use crate::workspace::{ImageRoot, Strategy, Workspace, WorkspaceOptions};
@@ -322,13 +320,7 @@ pub(crate) fn scrubbed_image(
     let layer = dir.join(&key);
     if !layer.is_dir() {
         let lock_path = dir.join(format!("{key}.lock"));
-        let lock_file = File::create(&lock_path).map_err(SandboxError::io(format!(
-            "creating {}",
-            lock_path.display()
-        )))?;
-        let _lock = Flock::lock(lock_file, FlockArg::LockExclusive).map_err(|(_, errno)| {
-            SandboxError::io(format!("locking {}", lock_path.display()))(errno.into())
-        })?;
+        let _lock = crate::cache::lock_exclusive(&lock_path)?;
         if !layer.is_dir() {
             // Under the lock, any staging directory of this key is a crashed scrub's.
             let prefix = format!(".staging-{key}-");

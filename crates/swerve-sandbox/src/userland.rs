@@ -25,7 +25,6 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -221,13 +220,7 @@ impl Cache {
         let path = dir.join(&key);
         let ready = dir.join(format!("{key}.ready"));
         let lock_path = dir.join(format!("{key}.lock"));
-        let lock_file = File::create(&lock_path).map_err(SandboxError::io(format!(
-            "creating {}",
-            lock_path.display()
-        )))?;
-        let _lock = Flock::lock(lock_file, FlockArg::LockExclusive).map_err(|(_, errno)| {
-            SandboxError::io(format!("locking {}", lock_path.display()))(errno.into())
-        })?;
+        let _lock = crate::cache::lock_exclusive(&lock_path)?;
         if let Some(root) = finished(&path, &ready) {
             return Ok(root);
         }
