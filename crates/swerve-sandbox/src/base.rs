@@ -28,9 +28,7 @@
 
 use std::path::{Path, PathBuf};
 
-use swerve_core::task::Task;
-
-use crate::{Cache, RepoMap, RepoSource, SandboxError, git};
+use crate::{Cache, RepoSource, SandboxError, git};
 
 /// The format of base checkouts, raised whenever what a base contains changes, so that bases
 /// of an older format are rebuilt and caches derived from a base (evaluation environments)
@@ -48,22 +46,6 @@ pub struct BaseCheckout {
 }
 
 impl Cache {
-    /// The cached checkout of `task`'s base commit, its repository found through `repos`
-    /// (see [`Cache::prepare_base`]), with its submodules checked out at the recorded
-    /// commits from `repos`, or from their URLs when `network` allows
-    /// ([`crate::submodules`]).
-    pub fn prepare_task_base(
-        &self,
-        repos: &RepoMap,
-        task: &Task,
-        network: bool,
-    ) -> Result<BaseCheckout, SandboxError> {
-        let source = repos.resolve(task)?;
-        let base = self.prepare_base(&task.repo, &source, &task.base_commit)?;
-        crate::submodules::check_out(&base, repos, network)?;
-        Ok(base)
-    }
-
     /// Returns the cached checkout of `commit` from `source`, preparing it on first use (or
     /// again when it was prepared in an older [`BASE_FORMAT`]). `repo` (`owner/name`) names
     /// the cache directory.

@@ -11,7 +11,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::SandboxError;
-use crate::cgroup::CgroupSupport;
 
 /// A cache directory shared by runs.
 #[derive(Debug)]
@@ -67,11 +66,6 @@ impl Cache {
 
     pub(crate) fn workspaces_dir(&self) -> PathBuf {
         self.root.join("workspaces")
-    }
-
-    /// The cgroup support of this host (probed once per process).
-    pub(crate) fn cgroups(&self) -> CgroupSupport {
-        CgroupSupport::detect()
     }
 
     /// Removes workspace layers whose owning process no longer exists (left by a crash).

@@ -80,11 +80,11 @@ pub fn probe(cache: &Cache, config: &SandboxConfig) -> Capabilities {
     Capabilities {
         namespaces,
         overlay,
-        cgroups: cache.cgroups(),
+        cgroups: CgroupSupport::detect(),
         reflink,
         network_isolated,
         confinement,
-        userland: cache.describe_userland(config),
+        userland: cache.describe_userland(config.userland, &config.base_userland),
         git: version_of("git", "--version").ok_or_else(|| "git not found on PATH".to_owned()),
         nsenter: version_of("nsenter", "--version")
             .ok_or_else(|| "nsenter not found on PATH".to_owned()),

@@ -26,6 +26,7 @@ mod error;
 mod git;
 mod host;
 mod identity;
+mod image_workspace;
 mod init;
 mod long_command;
 mod patch;
@@ -49,9 +50,9 @@ pub use environment::Environment;
 pub use error::SandboxError;
 pub use host::{HostSystem, KERNEL_FEATURES, KernelFeature};
 pub use identity::sandbox_ids;
+pub use image_workspace::IMAGE_SCRUB_FORMAT;
 pub use patch::{Patch, PatchOptions};
 pub use sandbox::{IsolationInForce, Sandbox, set_init_command};
-pub use scrub::IMAGE_SCRUB_FORMAT;
 pub use source::{RepoMap, RepoSource};
 pub use userland::{
     BASE_ROOT_FORMAT, BaseRoot, BaseUserland, SWEBENCH_BASE_PACKAGES, Userland, host_glibc,

@@ -25,22 +25,15 @@
 //! The same steps run wherever the repository is: [`RepoAt::Host`] for a base being prepared
 //! (`base.rs`), [`RepoAt::Sandbox`] for an image's repository, with the image's own `git` and
 //! `sh` run confined in a workspace of the image (a repository's configuration may name
-//! programs to run). [`scrubbed_image`] does that once per image and mount point and keeps
+//! programs to run). `image_workspace.rs` does that once per image and mount point and keeps
 //! the result as a cached layer over the image's layers.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use sha2::{Digest, Sha256};
-
-use crate::workspace::{ImageRoot, Strategy, Workspace, WorkspaceOptions};
-use crate::{Cache, Sandbox, SandboxError, git};
-
-/// The format of scrubbed image layers, part of their cache key: raised whenever what
-/// [`scrub`] removes changes, so layers scrubbed by an older swerve are made again.
-pub const IMAGE_SCRUB_FORMAT: u32 = 1;
+use crate::{Sandbox, SandboxError, git};
 
 /// Where a repository's commands run.
 pub(crate) enum RepoAt<'a> {
@@ -87,7 +80,7 @@ impl RepoAt<'_> {
     }
 
     /// `git ARGS`'s standard output as text, trimmed.
-    fn git_text(&self, args: &[&str]) -> Result<String, SandboxError> {
+    pub(crate) fn git_text(&self, args: &[&str]) -> Result<String, SandboxError> {
         let output = self.git(args, b"")?;
         Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
     }
@@ -285,142 +278,4 @@ fn tags_to_keep(repo: &RepoAt, commit: &str) -> Result<HashSet<String>, SandboxE
         }
     }
     Ok(keep)
-}
-
-/// `image` with its repository (at `options.sandbox.mount_point`) scrubbed: the image's
-/// layers under one more, cached in `cache` (`scrubbed/<key>/`) and made on first use by
-/// [`scrub`] run in a workspace of the image, so rollouts pay for it once per image. The key
-/// covers the image's unpacked layers (their digests and id mapping), the mount point and
-/// [`IMAGE_SCRUB_FORMAT`]. The layer holds only the repository's `.git` changes; the scrub
-/// keeps `HEAD`'s history and tags as for a base.
-pub(crate) fn scrubbed_image(
-    cache: &Cache,
-    image: &ImageRoot,
-    options: &WorkspaceOptions,
-) -> Result<ImageRoot, SandboxError> {
-    let mount_point = &options.sandbox.mount_point;
-    let mut hasher = Sha256::new();
-    hasher.update(format!(
-        "scrub v{IMAGE_SCRUB_FORMAT}\n{}\n",
-        mount_point.display()
-    ));
-    for layer in &image.layers {
-        hasher.update(layer.as_os_str().as_encoded_bytes());
-        hasher.update(b"\n");
-    }
-    let key: String = hasher
-        .finalize()
-        .iter()
-        .take(16)
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
-    let dir = cache.root().join("scrubbed");
-    std::fs::create_dir_all(&dir)
-        .map_err(SandboxError::io(format!("creating {}", dir.display())))?;
-    let layer = dir.join(&key);
-    if !layer.is_dir() {
-        let lock_path = dir.join(format!("{key}.lock"));
-        let _lock = crate::cache::lock_exclusive(&lock_path)?;
-        if !layer.is_dir() {
-            // Under the lock, any staging directory of this key is a crashed scrub's.
-            let prefix = format!(".staging-{key}-");
-            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-                if entry.file_name().to_string_lossy().starts_with(&prefix) {
-                    let _ = crate::tree::remove_tree(&entry.path());
-                }
-            }
-            let staging = dir.join(format!("{prefix}{}", std::process::id()));
-            scrub_image_into(cache, image, options, &staging)
-                .and_then(|()| {
-                    std::fs::rename(&staging, &layer).map_err(SandboxError::io(format!(
-                        "moving the scrubbed layer into {}",
-                        layer.display()
-                    )))
-                })
-                .inspect_err(|_| {
-                    let _ = crate::tree::remove_tree(&staging);
-                })
-                .map_err(|error| {
-                    SandboxError::Setup(format!(
-                        "image {}: scrubbing the repository at {}: {error}",
-                        image.reference,
-                        mount_point.display()
-                    ))
-                })?;
-        }
-    }
-    Ok(ImageRoot {
-        layers: std::iter::once(layer)
-            .chain(image.layers.iter().cloned())
-            .collect(),
-        ..image.clone()
-    })
-}
-
-/// Scrubs `image`'s repository in a workspace of the image and keeps the changes to its git
-/// directory at `staging`.
-fn scrub_image_into(
-    cache: &Cache,
-    image: &ImageRoot,
-    options: &WorkspaceOptions,
-    staging: &Path,
-) -> Result<(), SandboxError> {
-    let mut sandbox = options.sandbox.clone();
-    // The new pack is the scrub's, not a rollout's: the disk quota does not apply.
-    sandbox.limits.disk_bytes = None;
-    let options = WorkspaceOptions {
-        strategy: Strategy::Overlay,
-        sandbox,
-        extra_layers: Vec::new(),
-        repository_layers: Vec::new(),
-    };
-    let workspace = Workspace::create_in_image(cache, image, &options)?;
-    let repo = RepoAt::Sandbox(workspace.sandbox());
-    let commit = workspace.base().commit.clone();
-    let git_dir = PathBuf::from(repo.git_text(&["rev-parse", "--absolute-git-dir"])?);
-    let expected = options.sandbox.mount_point.join(".git");
-    if git_dir != expected {
-        return Err(SandboxError::Unsupported(format!(
-            "the repository's git directory is {}, not {}: only a repository whose .git \
-             directory is inside it can be scrubbed",
-            git_dir.display(),
-            expected.display()
-        )));
-    }
-    let branch = repo
-        .git_text(&["symbolic-ref", "--quiet", "HEAD"])
-        .ok()
-        .filter(|name| name.starts_with("refs/heads/"));
-    scrub(&repo, &commit, branch.as_deref())?;
-    workspace.keep_changes(staging)?;
-    retain_only(staging, &expected)
-}
-
-/// Deletes everything in the layer `root` but `path` (absolute, as inside the sandbox) and
-/// the directories leading to it: what the scrub's workspace wrote besides the git directory.
-fn retain_only(root: &Path, path: &Path) -> Result<(), SandboxError> {
-    let mut dir = root.to_path_buf();
-    for component in path.components() {
-        let Component::Normal(name) = component else {
-            continue;
-        };
-        let entries = std::fs::read_dir(&dir)
-            .map_err(SandboxError::io(format!("reading {}", dir.display())))?;
-        for entry in entries.flatten() {
-            if entry.file_name() != name {
-                let entry_path = entry.path();
-                let removed = if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-                    crate::tree::remove_tree(&entry_path)
-                } else {
-                    std::fs::remove_file(&entry_path)
-                };
-                removed.map_err(SandboxError::io(format!(
-                    "removing {}",
-                    entry_path.display()
-                )))?;
-            }
-        }
-        dir.push(name);
-    }
-    Ok(())
 }

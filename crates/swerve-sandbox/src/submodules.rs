@@ -18,8 +18,27 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use nix::fcntl::{Flock, FlockArg};
+use swerve_core::task::Task;
 
-use crate::{BaseCheckout, RepoMap, RepoSource, SandboxError, git};
+use crate::{BaseCheckout, Cache, RepoMap, RepoSource, SandboxError, git};
+
+impl Cache {
+    /// The cached checkout of `task`'s base commit, its repository found through `repos`
+    /// (see [`Cache::prepare_base`]), with its submodules checked out at the recorded
+    /// commits from `repos`, or from their URLs when `network` allows
+    /// ([`check_out`]).
+    pub fn prepare_task_base(
+        &self,
+        repos: &RepoMap,
+        task: &Task,
+        network: bool,
+    ) -> Result<BaseCheckout, SandboxError> {
+        let source = repos.resolve(task)?;
+        let base = self.prepare_base(&task.repo, &source, &task.base_commit)?;
+        check_out(&base, repos, network)?;
+        Ok(base)
+    }
+}
 
 /// One submodule as `.gitmodules` and the tree declare it.
 struct Submodule {

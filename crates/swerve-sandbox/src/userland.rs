@@ -28,7 +28,7 @@ use std::process::Command;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::{Cache, SandboxConfig, SandboxError};
+use crate::{Cache, SandboxError};
 
 /// Where a recipe sandbox's system directories (`/usr`, `/bin`, `/sbin`, `/lib*`, `/etc`)
 /// come from. Tasks that run in a container image always use the image's.
@@ -185,17 +185,21 @@ impl Cache {
         Ok(root)
     }
 
-    /// What `config`'s userland is, for `swerve doctor`, without building anything: `Err`
-    /// when a built base root cannot run this host's interpreters.
-    pub fn describe_userland(&self, config: &SandboxConfig) -> Result<String, String> {
-        let definition = &config.base_userland;
+    /// What `userland` (with `definition` as the base root's) is, for `swerve doctor`,
+    /// without building anything: `Err` when a built base root cannot run this host's
+    /// interpreters.
+    pub fn describe_userland(
+        &self,
+        userland: Userland,
+        definition: &BaseUserland,
+    ) -> Result<String, String> {
         let base = format!(
             "base: Debian {} with {} packages (key {})",
             definition.suite,
             definition.packages.len(),
             definition.key()
         );
-        match config.userland {
+        match userland {
             Userland::Host => Ok(
                 "host: this machine's /usr, /bin, /sbin, /lib* and a curated /etc (sandbox.userland = \"base\" fixes them)"
                     .into(),

@@ -16,6 +16,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use swerve_core::{ExecOutcome, Shell};
 
+use crate::cgroup::CgroupSupport;
 use crate::identity::{IdMap, hand_over};
 use crate::init::LayerSpec;
 use crate::quota::DiskQuota;
@@ -169,7 +170,7 @@ impl Workspace {
             let placement = Placement {
                 name: &sandbox_name,
                 hide: &hide,
-                cgroups: cache.cgroups(),
+                cgroups: CgroupSupport::detect(),
                 extra_layers: &extra_layers,
                 ids: &ids,
                 home: &home,
@@ -246,29 +247,6 @@ impl Workspace {
         Ok(workspace)
     }
 
-    /// Creates a workspace whose sandbox's root is `image` (its layers read-only, stacked,
-    /// under the workspace's writable layer): the repository is where the image has it
-    /// (`mount_point`, `/testbed` for SWE-bench's images), commands run with the image's
-    /// `Env`, and the base commit of patches is the repository's `HEAD` in the image.
-    /// The repository is scrubbed of everything after `HEAD` as a base checkout is (its
-    /// remotes, other branches, newer tags, reflogs and unreachable objects), once per image:
-    /// the scrubbed git directory is a layer cached in `cache` (see `scrub`).
-    /// Needs namespaces; extra layers are mounted as usual, repository layers are refused.
-    pub fn create_from_image(
-        cache: &Cache,
-        image: &ImageRoot,
-        options: &WorkspaceOptions,
-    ) -> Result<Self, SandboxError> {
-        if options.sandbox.isolation == Isolation::None {
-            return Err(SandboxError::Unsupported(format!(
-                "image {} needs namespaces (isolation = \"none\" cannot show an image as /)",
-                image.reference
-            )));
-        }
-        let scrubbed = crate::scrub::scrubbed_image(cache, image, options)?;
-        Self::create_in_image(cache, &scrubbed, options)
-    }
-
     /// [`create_from_image`](Self::create_from_image) over `image` as it is, unscrubbed.
     pub(crate) fn create_in_image(
         cache: &Cache,
@@ -342,7 +320,7 @@ impl Workspace {
         let placement = Placement {
             name: &sandbox_name,
             hide: &[],
-            cgroups: cache.cgroups(),
+            cgroups: CgroupSupport::detect(),
             extra_layers: &extra_layers,
             ids: &ids,
             home: &home,
