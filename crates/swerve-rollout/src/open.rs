@@ -7,7 +7,7 @@
 //! exec | tool`, and with them SWE-World's recording and SWE-Edit's subagents, which work
 //! in the rollout's workspace) opens its workspace here, through
 //! [`swerve_eval::prepare::TaskEnvironments`], the place grading prepares its own: the agent
-//! sees the interpreter, packages, project install, `PATH`, `VIRTUAL_ENV`, variables and
+//! sees the interpreter, packages, project install, `PATH`, variables and
 //! paths its patch is graded with.
 
 use std::path::Path;

@@ -343,7 +343,8 @@ pub fn record_grade(
     name: &Path,
     config: &Config,
 ) -> Result<()> {
-    outcome.reward = Some(grade.score.unwrap_or(0.0));
+    // No reward (neither 1 nor 0) when grading failed for the machinery's reason.
+    outcome.reward = crate::gym::reward_of(grade);
     outcome.eval_report = Some(grade.to_json());
     let reward = reward::rollout_reward(recorded, name, outcome, config)?;
     outcome.extra.insert(reward::REWARD_KEY.into(), reward);
