@@ -370,6 +370,37 @@ impl Agent<'_> {
         response: &ModelResponse,
         toolbox: &mut Toolbox,
     ) -> Result<Stepped, AgentError> {
+        let reply = reply::read(self.format, &self.config.reasoning, response);
+        self.take(episode, prompt, response, reply, toolbox)
+    }
+
+    /// Takes `call`, given as is (a gym's structured action), as the reply to `prompt`: the
+    /// reply recorded and kept in the conversation is the call as the format writes it, and
+    /// the call run is `call` itself, not that text read back (reading normalizes: R2E-Gym's
+    /// XML strips every value, so a file written through it would lose its last newline).
+    /// Otherwise as [`Agent::take_reply`]; no reasoning structure is required of a given
+    /// call.
+    pub fn take_call(
+        &self,
+        episode: &mut Episode,
+        prompt: Prompt,
+        call: ToolCall,
+        toolbox: &mut Toolbox,
+    ) -> Result<Stepped, AgentError> {
+        let (response, reply) = reply::given(self.format, call);
+        self.take(episode, prompt, &response, reply, toolbox)
+    }
+
+    /// Records `response`, read as `reply`, as the reply to `prompt`, and runs its call or
+    /// tells the model what is wrong with it.
+    fn take(
+        &self,
+        episode: &mut Episode,
+        prompt: Prompt,
+        response: &ModelResponse,
+        reply: reply::Reply,
+        toolbox: &mut Toolbox,
+    ) -> Result<Stepped, AgentError> {
         let index = prompt.index;
         episode.context_tokens = response.usage.prompt_tokens + response.usage.completion_tokens;
         let mut step = record_response(index, response, &prompt.messages, &episode.sent_before);
@@ -380,7 +411,6 @@ impl Agent<'_> {
         totals.cost += response.cost;
         *totals.timings.model_seconds.get_or_insert(0.0) += response.latency.as_secs_f64();
 
-        let reply = reply::read(self.format, &self.config.reasoning, response);
         step.reasoning = reply.reasoning;
         step.digest = reply.digest;
         episode.conversation.push(reply.message);

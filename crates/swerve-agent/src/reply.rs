@@ -2,6 +2,8 @@
 //! call, into what the conversation keeps, what the trajectory records and what the model
 //! is told.
 
+use serde_json::json;
+use swerve_core::ToolCall;
 use swerve_core::trajectory::{ChatToolCall, FunctionCall, Message, Role};
 use swerve_llm::ModelResponse;
 use swerve_tools::formats::{
@@ -152,6 +154,41 @@ fn read_call(
             }),
         },
     }
+}
+
+/// The reply a model would have written for `call` (the call as `format` writes it, no
+/// thought) and that reply read: the call is `call` exactly as given, not the written text
+/// parsed back, since parsing a text format normalizes values (XML strips them). Its call
+/// text (what repeated calls are compared by) is what parsing the written reply records:
+/// the written block for text formats, the call's JSON for native calls.
+pub(crate) fn given(format: &dyn ToolFormat, call: ToolCall) -> (ModelResponse, Reply) {
+    let written = format.render_call("", &call, None);
+    let call_id = written.tool_calls.first().map(|native| {
+        native
+            .id
+            .clone()
+            .unwrap_or_else(|| FALLBACK_CALL_ID.to_owned())
+    });
+    let call_text = match call_id {
+        Some(_) => json!({"name": call.name, "arguments": call.arguments}).to_string(),
+        None => written.content.trim_end().to_owned(),
+    };
+    let mut response = ModelResponse::text(written.content.clone());
+    let message = assistant(written.content, None, written.tool_calls);
+    response.tool_calls = message.tool_calls.clone();
+    let reply = Reply {
+        reasoning: None,
+        digest: None,
+        message,
+        call: Ok(ParsedResponse {
+            thought: String::new(),
+            call,
+            call_text,
+            call_id,
+            note: None,
+        }),
+    };
+    (response, reply)
 }
 
 fn native_call(call: &ChatToolCall) -> NativeToolCall {

@@ -3,12 +3,13 @@
 //! policy. [`GymEnv::open`] assembles the episode's environment as a rollout does
 //! ([`RunContext::open`]: the sandbox, SWE-World's simulation with `run.env = "world"`,
 //! SWE-Edit's `llm_editor`) and answers with the first prompt; [`GymEnv::step`] takes the
-//! policy's reply (or a tool call, written as the format writes it) through the agent's one
-//! step ([`Agent::take_reply`]) and answers with what the policy must see next: the
-//! conversation under the configured context policy (with `--preset agile`, the windowed
-//! context with digests), and, given a tokenizer (`run.tokenizer`), its token ids and the
-//! step's training sample. [`GymEnv::evaluation`] then [`Evaluation::grade`] grade the patch
-//! (in a fresh workspace) and shape the reward by `[reward]` from the episode's own record.
+//! policy's reply (or a tool call, run as given and kept as the format writes it) through
+//! the agent's one step ([`Agent::take_reply`], [`Agent::take_call`]) and answers with what
+//! the policy must see next: the conversation under the configured context policy (with
+//! `--preset agile`, the windowed context with digests), and, given a tokenizer
+//! (`run.tokenizer`), its token ids and the step's training sample. [`GymEnv::evaluation`]
+//! then [`Evaluation::grade`] grade the patch (in a fresh workspace) and shape the reward by
+//! `[reward]` from the episode's own record.
 //!
 //! Results are JSON objects, the same for every front end.
 
@@ -34,7 +35,9 @@ use crate::rollout::{RunContext, TaskEnvironment, episode_outcome, record_grade}
 /// What the agent does in one step.
 #[derive(Debug, Clone)]
 pub enum Action {
-    /// A tool call, as is: it is written as the configured format writes it and read back.
+    /// A tool call, run exactly as given (not written with the configured format and read
+    /// back, which would normalize its values); the conversation keeps it as the format
+    /// writes it.
     Call(ToolCall),
     /// A model's reply.
     Reply(Reply),
@@ -215,19 +218,34 @@ impl GymEnv {
                 why,
             });
         };
-        let response = match self.response(action) {
-            Ok(response) => response,
-            Err(error) => {
-                self.pending = Some((prompt, prompt_ids));
-                return Err(error);
+        let agent = self.context.agent();
+        let taken = match action {
+            Action::Call(call) => agent
+                .take_call(&mut self.episode, prompt, call, &mut self.toolbox)
+                .map(|stepped| (stepped, None)),
+            Action::Reply(reply) => {
+                let response = match response(reply) {
+                    Ok(response) => response,
+                    Err(error) => {
+                        self.pending = Some((prompt, prompt_ids));
+                        return Err(error);
+                    }
+                };
+                agent
+                    .take_reply(&mut self.episode, prompt, &response, &mut self.toolbox)
+                    .map(|stepped| (stepped, Some(response)))
             }
         };
-        let agent = self.context.agent();
-        let stepped = agent
-            .take_reply(&mut self.episode, prompt, &response, &mut self.toolbox)
-            .map_err(|error: AgentError| StepError::Failed(error.into()))?;
-        let step = stepped.step.expect("a reply makes a step");
-        let sample = self.sample(prompt_ids, &response)?;
+        let (stepped, response) =
+            taken.map_err(|error: AgentError| StepError::Failed(error.into()))?;
+        let Some(step) = stepped.step else {
+            return Err(StepError::Failed(anyhow::anyhow!(
+                "environment {:?}: the agent took the reply but recorded no step",
+                self.id
+            )));
+        };
+        let given = response.map(|response| (response.completion_token_ids, response.logprobs));
+        let sample = self.sample(prompt_ids, &step.response_text, given)?;
         self.record.steps.push(step.clone());
         self.advance()?;
         let mut answer = self.step_answer(&step, stepped.tool_error);
@@ -305,64 +323,33 @@ impl GymEnv {
         Ok(Some(ids))
     }
 
-    /// The step's training sample: the prompt's ids, the reply's ids (given, else the
-    /// tokenizer's encoding of its text), their logprobs when given, and the loss mask (every
-    /// reply token trained). Null when there are neither a tokenizer nor given ids.
+    /// The step's training sample: the prompt's ids, the reply's ids (`given`, else the
+    /// tokenizer's encoding of its `text`), their logprobs when given, and the loss mask
+    /// (every reply token trained). Null when there are neither a tokenizer nor given ids.
     fn sample(
         &self,
         prompt_ids: Option<Vec<u32>>,
-        response: &ModelResponse,
+        text: &str,
+        given: Option<(Option<Vec<u32>>, Option<Vec<f64>>)>,
     ) -> Result<Value, StepError> {
-        let response_ids = match (&response.completion_token_ids, &self.tokenizer) {
-            (Some(ids), _) => ids.clone(),
-            (None, Some(tokenizer)) => tokenizer
-                .tokenizer()
-                .encode(&response.content, false)
-                .map_err(|error| {
+        let (ids, logprobs) = given.unwrap_or_default();
+        let response_ids = match (ids, &self.tokenizer) {
+            (Some(ids), _) => ids,
+            (None, Some(tokenizer)) => {
+                tokenizer.tokenizer().encode(text, false).map_err(|error| {
                     StepError::Failed(anyhow::anyhow!(
                         "run.tokenizer: cannot encode the reply: {error}"
                     ))
-                })?,
+                })?
+            }
             (None, None) => return Ok(Value::Null),
         };
         Ok(json!({
             "prompt_ids": prompt_ids,
             "response_ids": response_ids,
-            "logprobs": response.logprobs,
+            "logprobs": logprobs,
             "mask": vec![1u8; response_ids.len()],
         }))
-    }
-
-    /// The model response `action` stands for.
-    fn response(&self, action: Action) -> Result<ModelResponse, StepError> {
-        let reply = match action {
-            Action::Call(call) => {
-                let written = self.context.format.render_call("", &call, None);
-                let mut response = ModelResponse::text(written.content);
-                response.tool_calls = written.tool_calls.iter().map(chat_call).collect();
-                return Ok(response);
-            }
-            Action::Reply(reply) => reply,
-        };
-        let mut response = ModelResponse::text(reply.text);
-        response.reasoning_content = reply.reasoning;
-        response.tool_calls = reply
-            .tool_calls
-            .iter()
-            .map(|call| chat_call(&NativeToolCall::from_openai(call)))
-            .collect();
-        if let (Some(ids), Some(logprobs)) = (&reply.response_ids, &reply.logprobs)
-            && ids.len() != logprobs.len()
-        {
-            return Err(StepError::Action(format!(
-                "logprobs: {} values for {} response_ids; give one per token",
-                logprobs.len(),
-                ids.len()
-            )));
-        }
-        response.completion_token_ids = reply.response_ids;
-        response.logprobs = reply.logprobs;
-        Ok(response)
     }
 
     /// The workspace's patch against the task's base commit (empty when nothing changed).
@@ -443,6 +430,30 @@ impl Evaluation {
             "steps": self.record.steps.len(),
         }))
     }
+}
+
+/// The model response a policy's `reply` stands for; an error when its logprobs do not
+/// match its token ids one for one.
+fn response(reply: Reply) -> Result<ModelResponse, StepError> {
+    let mut response = ModelResponse::text(reply.text);
+    response.reasoning_content = reply.reasoning;
+    response.tool_calls = reply
+        .tool_calls
+        .iter()
+        .map(|call| chat_call(&NativeToolCall::from_openai(call)))
+        .collect();
+    if let (Some(ids), Some(logprobs)) = (&reply.response_ids, &reply.logprobs)
+        && ids.len() != logprobs.len()
+    {
+        return Err(StepError::Action(format!(
+            "logprobs: {} values for {} response_ids; give one per token",
+            logprobs.len(),
+            ids.len()
+        )));
+    }
+    response.completion_token_ids = reply.response_ids;
+    response.logprobs = reply.logprobs;
+    Ok(response)
 }
 
 /// A format's native call as a chat message's.

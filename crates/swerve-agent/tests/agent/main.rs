@@ -5,4 +5,5 @@
 
 mod agile_loop;
 mod backfill;
+mod given_calls;
 mod reasoning_props;
