@@ -18,14 +18,19 @@ use swerve_rollout::config::{Config, Sources};
 use swerve_rollout::gym::{Action, GymEnv, Reply};
 use swerve_rollout::{grading, open};
 
-/// Settings every run adds: one sample of each task, and a shaped reward with a turn
-/// penalty and format penalties, so that the compared totals are more than the grade.
+/// Settings every run adds: one sample of each task, a shaped reward with a turn penalty
+/// and format penalties, so that the compared totals are more than the grade, and Rust's
+/// test harness on one thread, so that two runs of `cargo test` print the same lines in the
+/// same order (with its default of a thread per core, the order in which tests finish
+/// decides the order of their lines, and so which lines `| tail` or the observation's
+/// truncation keeps).
 const SETTINGS: &[&str] = &[
     "run.samples=1",
     "reward.max_turns=8",
     "reward.step_penalty=0.5",
     "reward.step_buffer=4",
     "reward.format_error_penalty=0.05",
+    "sandbox.env.RUST_TEST_THREADS=\"1\"",
 ];
 
 #[test]
@@ -132,11 +137,12 @@ fn compare(preset: &str, model: &[&str], sets: &[&str]) {
     }
 }
 
-/// The lines of `text` in order, without the test runners' timings (`Ran 12 tests in
-/// 0.004s`, `finished in 0.00s`, cargo's `target(s) in 3.80s`): the parts of an observation that differ between two real
-/// runs of the same command (cargo's parallel tests also print in any order).
+/// `text` without the test runners' timings (`Ran 12 tests in 0.004s`, `finished in
+/// 0.00s`, cargo's `target(s) in 3.80s`): the only parts of an observation that differ
+/// between two real runs of the same command (the line order is compared: [`SETTINGS`] runs
+/// Rust's tests on one thread). JSON-escaped line ends (a backslash, then `n`) count too.
 fn timeless(text: &str) -> String {
-    let mut lines: Vec<&str> = text
+    let lines: Vec<&str> = text
         .split("\\n")
         .flat_map(|piece| piece.split('\n'))
         .map(|line| {
@@ -147,7 +153,6 @@ fn timeless(text: &str) -> String {
             cut.map_or(line, |at| &line[..at])
         })
         .collect();
-    lines.sort_unstable();
     lines.join("\n")
 }
 
