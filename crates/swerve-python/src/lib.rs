@@ -19,7 +19,7 @@ use pyo3::prelude::*;
 use serde_json::Value;
 use swerve_core::{Task, ToolCall};
 use swerve_rollout::config::{Config, Sources};
-use swerve_rollout::gym::{self, Action, GymEnv, Reply};
+use swerve_rollout::gym::{Action, GymEnv, Reply};
 use swerve_rollout::{grading, open};
 
 create_exception!(
@@ -257,7 +257,7 @@ fn evaluate(
             .map(|(task, grade)| {
                 let report = serde_json::json!({
                     "report": grade.to_json(),
-                    "reward": gym::reward_of(&grade),
+                    "reward": grading::reward_of(&grade),
                 });
                 (task.instance_id, report)
             })

@@ -122,3 +122,13 @@ fn recipes(config: &Config) -> Result<RecipeTable> {
     RecipeTable::shipped_with(config.run.recipes.as_deref())
         .map_err(|error| anyhow::anyhow!("{error}"))
 }
+
+/// The reward a grade earns: its score (1 resolved, 0 not, or the reward model's), or
+/// `None` when grading failed for a reason that is not the model's (the machinery: an
+/// `infra` error), so the rollout is left out of training rather than counted as a failure.
+pub fn reward_of(grade: &Grade) -> Option<f64> {
+    if swerve_train::reward::infra_failure(&grade.to_json()) {
+        return None;
+    }
+    Some(grade.score.unwrap_or(0.0))
+}

@@ -22,7 +22,7 @@ use swerve_agent::episode::{AgentError, Episode, Exit, Prompt};
 use swerve_chat::{ChatModel, RenderOptions};
 use swerve_core::trajectory::{ChatToolCall, ExitReason, Outcome, Role, Step, Trajectory};
 use swerve_core::{Task, ToolCall};
-use swerve_eval::grader::{Grade, Grader};
+use swerve_eval::grader::Grader;
 use swerve_llm::{ModelInput, ModelResponse};
 use swerve_sandbox::Environment;
 use swerve_tools::Toolbox;
@@ -30,6 +30,7 @@ use swerve_tools::formats::{FALLBACK_CALL_ID, NativeToolCall};
 use swerve_world::environment::WorldStats;
 
 use crate::config::Config;
+use crate::grading::reward_of;
 use crate::rollout::{RunContext, TaskEnvironment, episode_outcome, record_grade};
 
 /// What the agent does in one step.
@@ -244,8 +245,7 @@ impl GymEnv {
                 self.id
             )));
         };
-        let given = response.map(|response| (response.completion_token_ids, response.logprobs));
-        let sample = self.sample(prompt_ids, &step.response_text, given)?;
+        let sample = self.sample(prompt_ids, &step.response_text, response)?;
         self.record.steps.push(step.clone());
         self.advance()?;
         let mut answer = self.step_answer(&step, stepped.tool_error);
@@ -323,16 +323,19 @@ impl GymEnv {
         Ok(Some(ids))
     }
 
-    /// The step's training sample: the prompt's ids, the reply's ids (`given`, else the
-    /// tokenizer's encoding of its `text`), their logprobs when given, and the loss mask
-    /// (every reply token trained). Null when there are neither a tokenizer nor given ids.
+    /// The step's training sample: the prompt's ids, the reply's ids (the policy's
+    /// `response`'s when it gave them, else the tokenizer's encoding of the reply's `text`),
+    /// their logprobs when given, and the loss mask (every reply token trained). Null when
+    /// there are neither a tokenizer nor given ids.
     fn sample(
         &self,
         prompt_ids: Option<Vec<u32>>,
         text: &str,
-        given: Option<(Option<Vec<u32>>, Option<Vec<f64>>)>,
+        response: Option<ModelResponse>,
     ) -> Result<Value, StepError> {
-        let (ids, logprobs) = given.unwrap_or_default();
+        let (ids, logprobs) = response.map_or((None, None), |response| {
+            (response.completion_token_ids, response.logprobs)
+        });
         let response_ids = match (ids, &self.tokenizer) {
             (Some(ids), _) => ids,
             (None, Some(tokenizer)) => {
@@ -463,14 +466,4 @@ fn chat_call(call: &NativeToolCall) -> ChatToolCall {
         &call.name,
         &call.arguments,
     )
-}
-
-/// The reward a grade earns: its score (1 resolved, 0 not, or the reward model's), or
-/// `None` when grading failed for a reason that is not the model's (the machinery: an
-/// `infra` error), so the rollout is left out of training rather than counted as a failure.
-pub fn reward_of(grade: &Grade) -> Option<f64> {
-    if swerve_train::reward::infra_failure(&grade.to_json()) {
-        return None;
-    }
-    Some(grade.score.unwrap_or(0.0))
 }

@@ -176,7 +176,7 @@ impl<'a> Replay<'a> {
                 error: grade.report.error.clone(),
             });
             // No reward (neither 1 nor 0) when grading failed for the machinery's reason.
-            outcome.reward = crate::gym::reward_of(&grade);
+            outcome.reward = crate::grading::reward_of(&grade);
             outcome.eval_report = Some(grade.to_json());
             if let Some(recorder) = &self.recorder
                 && let Err(error) = self.runtime.block_on(recorder.record_grade(

@@ -344,7 +344,7 @@ pub fn record_grade(
     config: &Config,
 ) -> Result<()> {
     // No reward (neither 1 nor 0) when grading failed for the machinery's reason.
-    outcome.reward = crate::gym::reward_of(grade);
+    outcome.reward = crate::grading::reward_of(grade);
     outcome.eval_report = Some(grade.to_json());
     let reward = reward::rollout_reward(recorded, name, outcome, config)?;
     outcome.extra.insert(reward::REWARD_KEY.into(), reward);

@@ -57,7 +57,7 @@ fn take(
 ) -> (Option<ToolCall>, Option<ToolCall>, Message) {
     let dir = tempfile::tempdir().unwrap();
     let received = Arc::new(Mutex::new(Vec::new()));
-    let shell = Arc::new(HostShell::new(dir.path().to_owned()));
+    let shell = Arc::new(HostShell::new(dir.path()));
     let mut toolbox = Toolbox::new(WorkspaceFs::new(dir.path()), shell, ToolConfig::default())
         .with_interceptor(Box::new(Recorder(received.clone())));
     let prompts = Prompts::new(&PromptTemplates::default()).unwrap();

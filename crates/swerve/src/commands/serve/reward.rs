@@ -82,7 +82,7 @@ pub async fn openrlhf(
                 let label = format!("{request_id}-{index}");
                 let patch = Some(patch.as_str()).filter(|patch| !patch.is_empty());
                 let grade = grader.grade(task, patch, Some(&label)).await;
-                match swerve_rollout::gym::reward_of(&grade) {
+                match swerve_rollout::grading::reward_of(&grade) {
                     Some(reward) => (reward, 1.0, 0.0),
                     None => {
                         tracing::warn!(
