@@ -302,19 +302,24 @@ def wheel_installed():
 
 
 def test_trainers_get_rollouts_from_swerve_ray():
-    """Trainers on Ray import `swerve.ray` from the installed package."""
+    """Trainers on Ray import `swerve.ray` from the installed package, and each node finds
+    the `swerve` command the wheel installed (no `swerve=` given, none on PATH)."""
     if not wheel_installed():
         return
     program = f"""
-import json, sys
+import json, os, sys
 import ray
-import swerve.ray
+import swerve.command, swerve.ray
+assert swerve.command.path() == os.path.join(os.path.dirname(sys.executable), "swerve"), swerve.command.path()
 ray.init(address={ADDRESS!r}, log_to_driver=False, logging_level="ERROR")
-results = swerve.ray.rollouts({TASKS!r}, samples=2, swerve={SWERVE!r},
+results = swerve.ray.rollouts({TASKS!r}, samples=2,
                               instance_ids=["swerve-examples__calc-1", "swerve-examples__pager-1"])
 print(json.dumps([[r["id"], r["outcome"]["patch"], len(r["trajectory"])] for r in results]))
 """
-    env = dict(os.environ, SWERVE_CACHE_DIR=f"{SCRATCH}/cache-driver")
+    # No other swerve on PATH: the driver and the nodes must find the wheel's.
+    path = [d for d in os.environ["PATH"].split(os.pathsep)
+            if not os.path.exists(os.path.join(d, "swerve"))]
+    env = dict(os.environ, SWERVE_CACHE_DIR=f"{SCRATCH}/cache-driver", PATH=os.pathsep.join(path))
     done = subprocess.run([PYTHON, "-c", program], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr

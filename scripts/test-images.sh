@@ -6,7 +6,11 @@
 #         a conda-like environment under /opt/miniconda3 activated by `source
 #         /opt/miniconda3/bin/activate && conda activate testbed` (as SWE-bench's eval script
 #         does), a layer of whiteouts (a file, a directory) and an opaque directory;
-#         WorkingDir /testbed
+#         WorkingDir /testbed. The repository also holds the future, as SWE-bench's images
+#         did before its fix of issue #465: the fix of `subtract` committed after the base
+#         and tagged, a branch, a remote with its tracking ref, notes, a stash, a reflog and
+#         ORIG_HEAD naming the fix, and a dangling commit and blob; HEAD is the base
+#         ("subtract, tests"), tagged v0.9 one commit earlier
 #   r2e   laid out like R2E-Gym's: base + /testbed with run_tests.sh and r2e_tests/
 #
 # Usage: scripts/test-images.sh [DIR]   (default $SWERVE_TEST_IMAGES or
@@ -15,7 +19,7 @@
 set -euo pipefail
 
 DIR=${1:-${SWERVE_TEST_IMAGES:-/var/cache/swerve-test-images}}
-VERSION=4 # bump when the images change
+VERSION=5 # bump when the images change
 LAYOUT="$DIR/layout-v$VERSION"
 if [ -f "$LAYOUT/.ready" ]; then
   echo "$LAYOUT"
@@ -107,6 +111,22 @@ for name in sorted(os.listdir("tests")):
 sys.exit(1 if failed else 0)
 EOF
 git_in "$repo" add -A && git_in "$repo" commit -qm "subtract, tests"
+# The future (see the top): everything here must be gone from the agent's sandbox.
+base_commit=$(git_in "$repo" rev-parse HEAD)
+git_in "$repo" tag -a -m "version 0.9" v0.9 HEAD~1
+sed -i 's/^    return a + b$/    return a - b/; 1,3s/^    return a - b$/    return a + b/' \
+  "$repo/calc/__init__.py"
+git_in "$repo" commit -qam "fix subtract"
+git_in "$repo" tag -a -m "version 1.0" v1.0
+git_in "$repo" branch feature
+git_in "$repo" remote add origin https://example.com/calc.git
+git_in "$repo" update-ref refs/remotes/origin/main HEAD
+git_in "$repo" notes add -m "fixes subtract" HEAD
+git_in "$repo" reset -q --hard "$base_commit"
+echo "# scratch" >>"$repo/run_pytest.py"
+git_in "$repo" stash -q
+echo "dangling future" | git_in "$repo" hash-object -w --stdin >/dev/null
+git_in "$repo" commit-tree -m "dangling" "$base_commit^{tree}" >/dev/null
 mkdir -p "$repo/build" && echo junk >"$repo/build/tmp.o"
 
 conda="$WORK/miniconda3"

@@ -24,6 +24,7 @@ This file imports only Ray and the standard library.
 import collections
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -72,6 +73,7 @@ class _NodeWorker:
     """The actor on one node: owns its ``swerve worker`` process."""
 
     def __init__(self, swerve, setup_line):
+        swerve = swerve or _installed_swerve()
         self._replies = {}
         self._lock = threading.Lock()
         self._gone = None
@@ -160,16 +162,27 @@ def _node_name(node):
     return f"{node.get('NodeManagerHostname', '?')} ({node.get('NodeManagerAddress', '?')}, node {node['NodeID'][:8]})"
 
 
+def _installed_swerve():
+    """This node's ``swerve`` command: the one the ``swerve`` wheel installed beside this
+    interpreter (:func:`swerve.command.path`), else ``PATH``'s."""
+    try:
+        from swerve.command import path
+    except ImportError:  # Ray's Python without the swerve package: PATH alone
+        return shutil.which("swerve") or "swerve"
+    return path() or "swerve"
+
+
 class Pool:
     """swerve workers on the nodes of the Ray cluster this process is connected to.
 
     ``setup`` is the workers' setup (see :func:`setup`); ``swerve`` the swerve executable on
-    the nodes; ``cluster`` the ``[cluster]`` settings (:data:`DEFAULTS`). Raises
+    the nodes (``None``: each node's own, see :func:`_installed_swerve`); ``cluster`` the
+    ``[cluster]`` settings (:data:`DEFAULTS`). Raises
     :class:`SwerveClusterError` when no node can take a worker. ``warn`` gets a message for
     each node left out and why.
     """
 
-    def __init__(self, setup, swerve="swerve", cluster=None, warn=None):
+    def __init__(self, setup, swerve=None, cluster=None, warn=None):
         self.cluster = dict(DEFAULTS, **(cluster or {}))
         self._warn = warn or (lambda message: print(f"warning: {message}", file=sys.stderr))
         self.workers = {}  # node id -> {"actor", "name", "slots", "busy"}
@@ -341,7 +354,7 @@ def setup(tasks, config_toml, out=".", grading=None):
             "out": os.path.abspath(out), **({"grading": grading} if grading else {})}
 
 
-def rollouts(tasks, instance_ids=None, samples=1, config=None, swerve="swerve", address=None,
+def rollouts(tasks, instance_ids=None, samples=1, config=None, swerve=None, address=None,
              cluster=None, sets=()):
     """Runs ``samples`` rollouts of each task of the file ``tasks`` (those of
     ``instance_ids``, else all) on swerve workers in the Ray cluster, and returns one dict a
@@ -353,7 +366,7 @@ def rollouts(tasks, instance_ids=None, samples=1, config=None, swerve="swerve", 
     ``swerve run`` takes them; ``address`` is given to ``ray.init`` unless Ray is already
     initialized (a trainer's driver usually is); ``cluster`` holds ``[cluster]`` settings.
     """
-    command = [swerve, "config", "show"]
+    command = [swerve or _installed_swerve(), "config", "show"]
     if config:
         command[1:1] = ["--config", str(config)]
     for setting in sets:

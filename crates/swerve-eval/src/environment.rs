@@ -1,14 +1,22 @@
-//! Cached evaluation environments: a Python virtual environment per (repository, version,
-//! recipe), and per commit a thin layer with what the project install changed, both layered
-//! copy-on-write into every workspace of the task (rollouts and grading alike, through
-//! [`crate::prepare`]).
+//! Cached evaluation environments: a Python prefix per (repository, version, recipe), and per
+//! commit a thin layer with what the project install changed, both layered copy-on-write into
+//! every workspace of the task (rollouts and grading alike, through [`crate::prepare`]).
+//!
+//! The prefix is a real installation, as the conda environments of SWE-bench's images are,
+//! not a virtual environment: the interpreter's installation is copied to
+//! [`ENV_MOUNT_POINT`] (without the host's site-packages) and the packages go into its own
+//! site-packages, so an interpreter reached through a symlink to `/swerve-env/bin/python`
+//! (tox-current-env's `.tox/py39/bin/python`), or a `virtualenv --system-site-packages` made
+//! from it, still finds them (a venv's interpreter started through a symlink does not find
+//! its `pyvenv.cfg`). Only a system interpreter (under `/usr`), which cannot be copied on its
+//! own, still gets a venv.
 //!
 //! An environment is built in two stages, each in a sandbox over the task's base checkout
 //! with the network on (package registries) and the host's `PIP_*` / `UV_*` settings:
 //!
-//! 1. **Dependencies**, cached under `<cache>/envs/deps-<key>/venv` and shared by every
-//!    commit: create the venv with the wanted interpreter (found under pyenv, with `uv python
-//!    find`, or on `PATH`); install `setuptools` and `wheel` unless the recipe names them or
+//! 1. **Dependencies**, cached under `<cache>/envs/deps-<key>/prefix` and shared by every
+//!    commit: lay out the prefix from the wanted interpreter (found under pyenv, with `uv
+//!    python find`, or on `PATH`; [`lay_out_prefix`]); install `setuptools` and `wheel` unless the recipe names them or
 //!    the build has no index to fetch them from (conda's Python, which SWE-bench's images
 //!    use, has both); then the recipe's packages and each of its requirement files that
 //!    exists. Packages go in with `uv pip` where uv can be installed from PyPI into the build
@@ -17,13 +25,13 @@
 //!    fields but `pre_install` and `install`, the requirement files' contents, the installer
 //!    and the cache layout.
 //! 2. **The commit layer**, when the recipe has `pre_install` or `install` steps: they run
-//!    with the dependencies' venv copy-on-write at [`ENV_MOUNT_POINT`]; between them the
+//!    with the dependencies' prefix copy-on-write at [`ENV_MOUNT_POINT`]; between them the
 //!    wheels of the project's `[build-system] requires` are downloaded into [`BUILD_WHEELS`]
 //!    (not installed: the tested packages stay as the recipe pins them), where
 //!    [`Environment::apply`] points pip, so the eval script's offline re-install builds.
-//!    What the steps changed in the venv (an editable install's `.pth` and metadata, entry
+//!    What the steps changed in the prefix (an editable install's `.pth` and metadata, entry
 //!    points) and in the repository (egg-info, in-place builds) is kept under
-//!    `<cache>/envs/<key>/` as two layers stacked over the venv and the base. The key covers
+//!    `<cache>/envs/<key>/` as two layers stacked over the prefix and the base. The key covers
 //!    the whole recipe, the base commit and [`BASE_FORMAT`] (an install reads the base's
 //!    tags for the project's version). Rollouts and evaluations of a commit reuse its layer.
 //!
@@ -36,8 +44,8 @@ use std::time::Duration;
 
 use nix::fcntl::{Flock, FlockArg};
 use swerve_sandbox::{
-    BASE_FORMAT, BaseCheckout, Cache, ExtraLayer, LayerAccess, SandboxError, Strategy, Workspace,
-    WorkspaceOptions,
+    BASE_FORMAT, BaseCheckout, Cache, ExtraLayer, LayerAccess, SandboxError, Strategy, Userland,
+    Workspace, WorkspaceOptions,
 };
 
 /// Where the environment appears inside sandboxes.
@@ -45,9 +53,9 @@ pub const ENV_MOUNT_POINT: &str = "/swerve-env";
 
 /// The layout of cached environments, part of every key: layers written before sandboxes
 /// had their own user namespace keep overlay's markers in `trusted.*` attributes, which a
-/// sandbox no longer reads, and environments built before the dependencies were shared
-/// between commits are laid out differently, so both are rebuilt.
-const LAYOUT: &str = "userns1-deps3";
+/// sandbox no longer reads, environments built before the dependencies were shared between
+/// commits are laid out differently, and venvs are not prefixes, so all are rebuilt.
+const LAYOUT: &str = "userns1-deps3-prefix1";
 
 /// What an environment is built from (taken from a test spec's recipe).
 #[derive(Debug, Clone, Default)]
@@ -92,12 +100,16 @@ impl From<&crate::spec::Recipe> for EnvironmentRecipe {
 /// A built environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Environment {
-    /// The dependencies' virtual environment (mounted at [`ENV_MOUNT_POINT`]), shared by
-    /// every commit built with the same recipe.
-    pub venv: PathBuf,
-    /// What the commit's install steps changed in the venv, stacked over it; `None` without
-    /// such steps.
-    pub venv_layer: Option<PathBuf>,
+    /// The dependencies' prefix (mounted at [`ENV_MOUNT_POINT`]), shared by every commit
+    /// built with the same recipe.
+    pub prefix: PathBuf,
+    /// What the commit's install steps changed in the prefix, stacked over it; `None`
+    /// without such steps.
+    pub prefix_layer: Option<PathBuf>,
+    /// The host installation of the interpreter the prefix was made from, shown read-only:
+    /// the copied interpreter loads its shared library from there (its `RUNPATH` names it),
+    /// a venv's interpreter runs from there.
+    pub installation: PathBuf,
     /// What the install steps changed in the repository (a repository layer; empty without
     /// such steps).
     pub repository_layer: PathBuf,
@@ -149,15 +161,17 @@ pub enum EnvironmentError {
         /// The log's last lines.
         tail: String,
     },
-    /// System packages the recipe needs are not installed on the host.
+    /// System packages the recipe needs are not installed in the sandbox's userland (the
+    /// host's, or the base root's).
     #[error(
-        "the environment needs system packages that are not installed: {}\nhint: install them (e.g. `apt-get install {}`) and run again",
-        missing.join(", "),
-        missing.join(" ")
+        "the environment needs system packages that are not installed: {}\nhint: {fix}",
+        missing.join(", ")
     )]
     MissingSystemPackages {
         /// The Debian package names that are missing.
         missing: Vec<String>,
+        /// How to install them.
+        fix: String,
     },
     /// The sandbox could not be set up.
     #[error(transparent)]
@@ -178,28 +192,33 @@ fn io_error(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> Enviro
 }
 
 impl Environment {
-    /// Adds this environment to workspace options: the venv (with the commit's layer over
+    /// Adds this environment to workspace options: the prefix (with the commit's layer over
     /// it) copy-on-write at [`ENV_MOUNT_POINT`], the repository layer, its interpreter's
-    /// installation read-only, and `PATH`, `VIRTUAL_ENV` and the recipe's variables; with a
+    /// installation read-only, and `PATH` (`VIRTUAL_ENV` too for a venv) and the recipe's
+    /// variables; with a
     /// commit layer, `PIP_FIND_LINKS` at its build requirements' wheels ([`BUILD_WHEELS`])
     /// and, in a sandbox without network, `PIP_NO_INDEX=1`, so `pip install -e .` (the eval
     /// script's re-install, an agent's) builds offline.
     pub fn apply(&self, options: &mut WorkspaceOptions) {
-        if let Some(prefix) = venv_interpreter_prefix(&self.venv) {
-            expose_interpreter(&mut options.sandbox, &prefix);
-        }
+        expose_interpreter(&mut options.sandbox, &self.installation);
         options.extra_layers.push(ExtraLayer {
-            source: self.venv.clone(),
+            source: self.prefix.clone(),
             mount_point: ENV_MOUNT_POINT.into(),
             access: LayerAccess::CopyOnWrite,
-            layers: self.venv_layer.iter().cloned().collect(),
+            layers: self.prefix_layer.iter().cloned().collect(),
         });
         options
             .repository_layers
             .insert(0, self.repository_layer.clone());
         options.strategy = Strategy::Overlay;
         activate(&mut options.sandbox.env, &self.env);
-        if self.venv_layer.is_some() {
+        if self.prefix.join("pyvenv.cfg").exists() {
+            options
+                .sandbox
+                .env
+                .insert("VIRTUAL_ENV".into(), ENV_MOUNT_POINT.into());
+        }
+        if self.prefix_layer.is_some() {
             options
                 .sandbox
                 .env
@@ -213,17 +232,6 @@ impl Environment {
             }
         }
     }
-}
-
-/// The installation directory of the interpreter a venv was made with: the parent of the
-/// `home` its `pyvenv.cfg` names.
-fn venv_interpreter_prefix(venv: &Path) -> Option<PathBuf> {
-    let config = std::fs::read_to_string(venv.join("pyvenv.cfg")).ok()?;
-    let home = config.lines().find_map(|line| {
-        let (key, value) = line.split_once('=')?;
-        (key.trim() == "home").then(|| PathBuf::from(value.trim()))
-    })?;
-    home.parent().map(Path::to_path_buf)
 }
 
 /// Shows an interpreter's installation `prefix` read-only in the sandbox, unless it is in
@@ -242,11 +250,10 @@ fn expose_interpreter(sandbox: &mut swerve_sandbox::SandboxConfig, prefix: &Path
     }
 }
 
-/// Sets `PATH` and `VIRTUAL_ENV` for the venv at [`ENV_MOUNT_POINT`], plus `extra`.
+/// Puts the environment at [`ENV_MOUNT_POINT`] first on `PATH`, and sets `extra`.
 fn activate(env: &mut BTreeMap<String, String>, extra: &BTreeMap<String, String>) {
     let path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
     env.insert("PATH".into(), format!("{ENV_MOUNT_POINT}/bin:{path}"));
-    env.insert("VIRTUAL_ENV".into(), ENV_MOUNT_POINT.into());
     env.extend(
         extra
             .iter()
@@ -258,7 +265,7 @@ fn activate(env: &mut BTreeMap<String, String>, extra: &BTreeMap<String, String>
 pub struct Environments<'a> {
     /// The cache holding environments under `envs/`.
     pub cache: &'a Cache,
-    /// Sandbox settings for the build (the venv layer is added to them).
+    /// Sandbox settings for the build (the prefix's layer is added to them).
     pub template: &'a WorkspaceOptions,
     /// Let builds reach package registries.
     pub network: bool,
@@ -278,17 +285,25 @@ impl Environments<'_> {
         std::fs::create_dir_all(&root).map_err(io_error(format!("creating {}", root.display())))?;
         let installer = Installer::from_env();
         let requirements = existing_requirements(base, &recipe.requirements);
+        let userland = self.userland_tag();
         let deps_key = format!(
-            "deps-{}-{LAYOUT}",
+            "deps-{}-{LAYOUT}{userland}",
             &dependencies_key(recipe, &requirements, installer)[..16]
         );
         let deps_dir = root.join(&deps_key);
-        let venv = deps_dir.join("venv");
+        let prefix = deps_dir.join("prefix");
+        let installation_file = deps_dir.join("installation");
         locked_build(&root, &deps_key, &deps_dir, || {
-            check_system_packages(&recipe.system_packages)?;
+            check_system_packages(&recipe.system_packages, self.system_root()?.as_deref())?;
             let interpreter = find_interpreter(recipe.python.as_deref())?;
-            std::fs::create_dir_all(&venv)
-                .map_err(io_error(format!("creating {}", venv.display())))?;
+            let installation = installation_of(&interpreter)?;
+            std::fs::create_dir_all(&prefix)
+                .map_err(io_error(format!("creating {}", prefix.display())))?;
+            std::fs::write(
+                &installation_file,
+                installation.as_os_str().as_encoded_bytes(),
+            )
+            .map_err(io_error(format!("writing {}", installation_file.display())))?;
             std::fs::create_dir_all(deps_dir.join("repository")).map_err(io_error(format!(
                 "creating {}/repository",
                 deps_dir.display()
@@ -302,28 +317,34 @@ impl Environments<'_> {
                     .map(|(file, _)| file.as_str())
                     .collect::<Vec<_>>(),
                 &interpreter,
+                &installation,
                 installer,
-                &venv,
+                &prefix,
                 &log,
             )
         })?;
+        let installation = std::fs::read_to_string(&installation_file)
+            .map(PathBuf::from)
+            .map_err(io_error(format!("reading {}", installation_file.display())))?;
         if recipe.install.is_none() && recipe.pre_install.is_empty() {
             return Ok(Environment {
-                venv,
-                venv_layer: None,
+                prefix,
+                prefix_layer: None,
+                installation,
                 repository_layer: deps_dir.join("repository"),
                 env: recipe.env.clone(),
             });
         }
         let key = format!(
-            "{}-{LAYOUT}-{}-b{BASE_FORMAT}",
+            "{}-{LAYOUT}-{}-b{BASE_FORMAT}{userland}",
             recipe.key,
             &base.commit[..12.min(base.commit.len())]
         );
         let dir = root.join(&key);
         let environment = Environment {
-            venv: venv.clone(),
-            venv_layer: Some(dir.join("venv-layer")),
+            prefix: prefix.clone(),
+            prefix_layer: Some(dir.join("prefix-layer")),
+            installation,
             repository_layer: dir.join("repository"),
             env: recipe.env.clone(),
         };
@@ -338,6 +359,27 @@ impl Environments<'_> {
 
     /// Sandbox options for a build step: the template with the network as configured, the
     /// host's pip and uv settings, and the recipe's variables.
+    /// What the keys of environments built in a base userland end with (its key: what a
+    /// build compiles links against its libraries); nothing for the host's.
+    fn userland_tag(&self) -> String {
+        match self.template.sandbox.userland {
+            Userland::Host => String::new(),
+            Userland::Base => format!("-u{}", self.template.sandbox.base_userland.key()),
+        }
+    }
+
+    /// The base root builds run in, if the userland is a base root (built on first use).
+    fn system_root(&self) -> Result<Option<PathBuf>, EnvironmentError> {
+        Ok(match self.template.sandbox.userland {
+            Userland::Host => None,
+            Userland::Base => Some(
+                self.cache
+                    .base_root(&self.template.sandbox.base_userland)?
+                    .path,
+            ),
+        })
+    }
+
     fn build_options(&self, recipe: &EnvironmentRecipe) -> WorkspaceOptions {
         let mut options = self.template.clone();
         options.strategy = Strategy::Overlay;
@@ -354,7 +396,7 @@ impl Environments<'_> {
         options
     }
 
-    /// Stage 1: the venv, build tools, packages and requirements, written into `venv`.
+    /// Stage 1: the prefix, build tools, packages and requirements, written into `prefix`.
     #[allow(clippy::too_many_arguments)]
     fn build_dependencies(
         &self,
@@ -362,26 +404,25 @@ impl Environments<'_> {
         recipe: &EnvironmentRecipe,
         requirements: &[&str],
         interpreter: &Path,
+        installation: &Path,
         installer: Installer,
-        venv: &Path,
+        prefix: &Path,
         log_path: &Path,
     ) -> Result<(), EnvironmentError> {
         let mut options = self.build_options(recipe);
         options.extra_layers.push(ExtraLayer {
-            source: venv.to_path_buf(),
+            source: prefix.to_path_buf(),
             mount_point: ENV_MOUNT_POINT.into(),
             access: LayerAccess::ReadWrite,
             layers: Vec::new(),
         });
-        if let Some(prefix) = interpreter.parent().and_then(Path::parent) {
-            expose_interpreter(&mut options.sandbox, prefix);
-        }
+        expose_interpreter(&mut options.sandbox, installation);
         let workspace = Workspace::create(self.cache, base, &options)?;
         let shell = workspace.shell();
         let mut log = BuildLog::new(log_path);
         log.run(
             shell.as_ref(),
-            &format!("{} -m venv {ENV_MOUNT_POINT}", interpreter.display()),
+            &lay_out_prefix(interpreter, installation),
             self.timeout,
         )?;
         let offline_index = recipe.pip_args.iter().any(|arg| arg == "--no-index");
@@ -470,8 +511,8 @@ impl Environments<'_> {
         Ok(())
     }
 
-    /// Stage 2: the recipe's pre-install and install steps over the dependencies' venv
-    /// (copy-on-write); keeps what they changed in the venv and in the repository.
+    /// Stage 2: the recipe's pre-install and install steps over the dependencies' prefix
+    /// (copy-on-write); keeps what they changed in the prefix and in the repository.
     fn build_commit_layer(
         &self,
         base: &BaseCheckout,
@@ -480,12 +521,10 @@ impl Environments<'_> {
         log_path: &Path,
     ) -> Result<(), EnvironmentError> {
         let mut options = self.build_options(recipe);
-        if let Some(prefix) = venv_interpreter_prefix(&environment.venv) {
-            expose_interpreter(&mut options.sandbox, &prefix);
-        }
+        expose_interpreter(&mut options.sandbox, &environment.installation);
         let index = options.extra_layers.len();
         options.extra_layers.push(ExtraLayer {
-            source: environment.venv.clone(),
+            source: environment.prefix.clone(),
             mount_point: ENV_MOUNT_POINT.into(),
             access: LayerAccess::CopyOnWrite,
             layers: Vec::new(),
@@ -515,17 +554,17 @@ impl Environments<'_> {
             log.run(shell.as_ref(), install, self.timeout)?;
         }
         log.save();
-        let venv_layer = environment
-            .venv_layer
+        let prefix_layer = environment
+            .prefix_layer
             .clone()
-            .expect("a commit layer has a venv layer");
+            .expect("a commit layer has a prefix layer");
         workspace
-            .keep_changes_with_layers(&environment.repository_layer, &[(index, venv_layer)])?;
+            .keep_changes_with_layers(&environment.repository_layer, &[(index, prefix_layer)])?;
         Ok(())
     }
 }
 
-/// Where the wheels of the project's build requirements are kept in the venv, for installs
+/// Where the wheels of the project's build requirements are kept in the prefix, for installs
 /// without network (the eval script's re-install, an agent's `pip install -e .`).
 pub const BUILD_WHEELS: &str = "/swerve-env/.swerve-build-wheels";
 
@@ -558,7 +597,7 @@ const BUILD_VARIABLES: &[&str] = &[
     "no_proxy",
 ];
 
-/// Where uv is installed during a dependencies build (removed before the venv is kept).
+/// Where uv is installed during a dependencies build (removed before the prefix is kept).
 const UV_DIR: &str = "/swerve-env/.swerve-uv";
 
 /// Runs `build` unless `<root>/<key>.ready` exists, under `<root>/<key>.lock`; removes
@@ -718,9 +757,21 @@ fn dependencies_key(
 }
 
 /// Fails naming the packages of `packages` that `dpkg-query` does not report installed.
-fn check_system_packages(packages: &[String]) -> Result<(), EnvironmentError> {
+/// Checks that the system packages are installed: on the host, or in the base root
+/// `system_root` (whose dpkg database `dpkg-query --admindir` reads).
+fn check_system_packages(
+    packages: &[String],
+    system_root: Option<&Path>,
+) -> Result<(), EnvironmentError> {
     let installed = |package: &String| {
-        std::process::Command::new("dpkg-query")
+        let mut query = std::process::Command::new("dpkg-query");
+        if let Some(root) = system_root {
+            query.arg(format!(
+                "--admindir={}",
+                root.join("var/lib/dpkg").display()
+            ));
+        }
+        query
             .args(["-W", "-f=${Status}", package])
             .output()
             .is_ok_and(|output| {
@@ -735,13 +786,63 @@ fn check_system_packages(packages: &[String]) -> Result<(), EnvironmentError> {
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(EnvironmentError::MissingSystemPackages { missing })
+        let fix = match system_root {
+            None => format!("install them (e.g. `apt-get install {}`) and run again", missing.join(" ")),
+            Some(_) => "add them to sandbox.base_userland.packages (the base userland is built again with them) and run again".into(),
+        };
+        Err(EnvironmentError::MissingSystemPackages { missing, fix })
     }
 }
 
 /// Quotes `text` for `/bin/sh`.
 fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// The installation `interpreter` belongs to (its `sys.base_prefix`, also for a venv's).
+fn installation_of(interpreter: &Path) -> Result<PathBuf, EnvironmentError> {
+    python_prints(interpreter, "import sys; print(sys.base_prefix)")
+        .map(PathBuf::from)
+        .ok_or_else(|| EnvironmentError::MissingInterpreter {
+            version: interpreter.display().to_string(),
+            looked: format!("{} does not run", interpreter.display()),
+        })
+}
+
+/// The shell step that lays the environment's interpreter out at [`ENV_MOUNT_POINT`]:
+///
+/// - an installation of its own (pyenv's, uv's, a python.org build) is copied there without
+///   its site-packages (the host's packages stay out; `ensurepip` puts pip back, as venv
+///   does), its `EXTERNALLY-MANAGED` marker dropped, and the text files naming its old place
+///   (scripts' `#!` lines, `python3-config`, `_sysconfigdata`, pkg-config files, the build
+///   `Makefile`) rewritten to the new one, as conda relocates a package;
+/// - the system interpreter (`/usr`), whose installation cannot be copied on its own, gets a
+///   venv as before: a symlink to its `bin/python` does not find the packages.
+///
+/// Either way the step ends by checking `sys.prefix` is [`ENV_MOUNT_POINT`].
+fn lay_out_prefix(interpreter: &Path, installation: &Path) -> String {
+    let check = format!(
+        "{ENV_MOUNT_POINT}/bin/python -c 'import sys; assert sys.prefix == \"{ENV_MOUNT_POINT}\", sys.prefix'"
+    );
+    if swerve_sandbox::is_system_path(installation) {
+        return format!(
+            "{} -m venv {ENV_MOUNT_POINT} && {check}",
+            interpreter.display()
+        );
+    }
+    let from = shell_quote(&installation.to_string_lossy());
+    format!(
+        "tar -C {from} --exclude='./lib/python*/site-packages/*' -cf - . \
+           | tar -C {ENV_MOUNT_POINT} --no-same-owner -xf - \
+         && rm -f {ENV_MOUNT_POINT}/lib/python*/EXTERNALLY-MANAGED \
+         && grep -rlIF --null -e {from} {ENV_MOUNT_POINT}/bin {ENV_MOUNT_POINT}/lib/pkgconfig \
+              {ENV_MOUNT_POINT}/lib/python*/_sysconfigdata* {ENV_MOUNT_POINT}/lib/python*/config-* 2>/dev/null \
+           | xargs -0 -r sed -i \"s|{}|{ENV_MOUNT_POINT}|g\" \
+         && {{ [ -n \"$(ls {ENV_MOUNT_POINT}/lib/python*/site-packages | grep '^pip')\" ] \
+              || {ENV_MOUNT_POINT}/bin/python -m ensurepip --default-pip >/dev/null; }} \
+         && {check}",
+        installation.display()
+    )
 }
 
 /// Finds the interpreter for `version` (`3.9`, `3.11.7`): pyenv versions, then

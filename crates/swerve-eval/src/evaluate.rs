@@ -2,12 +2,16 @@
 //!
 //! Phases (each timed in the report): prepare the base checkout and the test spec;
 //! prepare the spec's environment (cached) and create a workspace with it layered in, both
-//! through [`TaskEnvironments`], the place rollouts prepare their workspaces too; apply the patch with the SWE-bench cascade; run the eval script (reset test files,
-//! apply test_patch, run the tests between output markers) under a timeout, keeping the full
-//! log; parse and grade by SWE-bench 5.x's rules. Nothing here returns an error: every
-//! failure becomes a classified error in the [`InstanceReport`], so a run goes on with the
-//! other tasks. Results are cached by (task, patch hash, spec): a changed patch or spec is
-//! never graded from a stale cache.
+//! through [`TaskEnvironments`], the place rollouts prepare their workspaces too; probe, in
+//! the untouched workspace, that the test command can start ([`probe_script`]); apply the
+//! patch with the SWE-bench cascade; run the eval script (reset test files, apply
+//! test_patch, run the tests between output markers) under a timeout, keeping the full log;
+//! parse and grade by SWE-bench 5.x's rules. Nothing here returns an error: every failure
+//! becomes a classified error in the [`InstanceReport`], so a run goes on with the other
+//! tasks; a failure of the machinery (a probe that fails before the patch is applied
+//! included) is `infra` ([`InfraReason`]), which earns no reward. Results are cached by
+//! (task, patch hash, spec), with the instance's logs: a changed patch or spec is never
+//! graded from a stale cache, and a hit still writes its logs into the run's log directory.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -19,9 +23,9 @@ use swerve_sandbox::{Cache, ImageRoot, RepoMap, Workspace, WorkspaceOptions};
 use crate::apply::{apply_patch, write_file};
 use crate::grading::{check_log, grade};
 use crate::prepare::{PreparedTask, ResolvedTask, TaskEnvironments};
-use crate::report::{ErrorClass, InstanceReport};
+use crate::report::{ErrorClass, InfraReason, InstanceReport};
 use crate::rule::{self, RewardRule};
-use crate::spec::{RecipeTable, TestSpec, eval_script, resolve_spec};
+use crate::spec::{RecipeTable, TestSpec, eval_script, probe_script, resolve_spec};
 use crate::{EvalType, parsers};
 
 /// Where the eval script is written inside the sandbox.
@@ -96,22 +100,69 @@ impl Evaluator<'_> {
         };
         let cache_path = self.cache_path(task, patch, &resolved.spec);
         if self.settings.use_cache
-            && let Some(cached) = std::fs::read(&cache_path)
-                .ok()
-                .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            && let Some(cached) = self.cached(task, &cache_path)
         {
             return cached;
         }
         self.run(task, patch, resolved, &mut report);
         if report.error_class != Some(ErrorClass::Infra) {
-            let _ = std::fs::create_dir_all(cache_path.parent().unwrap_or(Path::new(".")));
-            if let Ok(json) = serde_json::to_vec_pretty(&report) {
-                let _ = swerve_core::atomic::write_atomically(&cache_path, |out| {
-                    std::io::Write::write_all(out, &json)
-                });
-            }
+            self.store(task, &cache_path, &report);
         }
         report
+    }
+
+    /// The cached report at `cache_path`, with its logs copied into this run's log
+    /// directory and `log_path` pointing there (`None` without a log directory). `None`
+    /// (a miss) when there is no entry, or when this run keeps logs and the entry has none
+    /// (it was graded by a run that kept none): the instance is graded again so that every
+    /// instance of the run has its logs.
+    fn cached(&self, task: &Task, cache_path: &Path) -> Option<InstanceReport> {
+        let mut report: InstanceReport =
+            serde_json::from_slice(&std::fs::read(cache_path).ok()?).ok()?;
+        report.log_path = None;
+        let Some(dir) = self.log_dir(task) else {
+            return Some(report);
+        };
+        let cached_logs = std::fs::read_dir(cache_logs(cache_path)).ok()?;
+        for entry in cached_logs {
+            let entry = entry.ok()?;
+            std::fs::copy(entry.path(), dir.join(entry.file_name())).ok()?;
+        }
+        let test_output = dir.join("test_output.txt");
+        report.log_path = test_output.exists().then_some(test_output);
+        if dir.join("report.json").exists() {
+            save_report(&Some(dir), task, &report);
+        }
+        Some(report)
+    }
+
+    /// Caches `report` at `cache_path`, with this run's logs of `task` beside it (in
+    /// `<entry>.logs/`) when it keeps logs. The logs are copied before the report is
+    /// written, so an entry with a report has its logs.
+    fn store(&self, task: &Task, cache_path: &Path, report: &InstanceReport) {
+        let Ok(json) = serde_json::to_vec_pretty(report) else {
+            return;
+        };
+        let _ = std::fs::create_dir_all(cache_path.parent().unwrap_or(Path::new(".")));
+        if let Some(dir) = self.log_dir(task) {
+            let logs = cache_logs(cache_path);
+            let staging = logs.with_extension(format!("logs.{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&staging);
+            let copied = std::fs::create_dir_all(&staging).is_ok()
+                && std::fs::read_dir(&dir).is_ok_and(|entries| {
+                    entries.flatten().all(|entry| {
+                        std::fs::copy(entry.path(), staging.join(entry.file_name())).is_ok()
+                    })
+                });
+            let _ = std::fs::remove_dir_all(&logs);
+            if !copied || std::fs::rename(&staging, &logs).is_err() {
+                let _ = std::fs::remove_dir_all(&staging);
+                return;
+            }
+        }
+        let _ = swerve_core::atomic::write_atomically(cache_path, |out| {
+            std::io::Write::write_all(out, &json)
+        });
     }
 
     /// How this evaluator prepares tasks: the same place rollouts prepare theirs.
@@ -131,7 +182,9 @@ impl Evaluator<'_> {
         let resolved = self
             .environments()
             .resolve(task)
-            .map_err(|error| report.record_error(ErrorClass::Infra, error.to_string()))
+            .map_err(|error| {
+                report.record_infra(InfraReason::EnvironmentUnavailable, error.to_string())
+            })
             .ok()?;
         report.spec = Some(resolved.spec.summary(task));
         Some(resolved)
@@ -152,7 +205,9 @@ impl Evaluator<'_> {
         }
         let prepared = match prepared {
             Ok(prepared) => prepared,
-            Err(error) => return report.record_error(ErrorClass::Infra, error.to_string()),
+            Err(error) => {
+                return report.record_infra(InfraReason::EnvironmentUnavailable, error.to_string());
+            }
         };
         let PreparedTask {
             spec,
@@ -163,20 +218,19 @@ impl Evaluator<'_> {
         let workspace = match prepared.workspace(self.cache) {
             Ok(workspace) => workspace,
             Err(error) => {
-                return report.record_error(
-                    ErrorClass::Infra,
+                return report.record_infra(
+                    InfraReason::SandboxFault,
                     format!("creating the workspace: {error}"),
                 );
             }
         };
         *report.timings.workspace.get_or_insert(0.0) += started.elapsed().as_secs_f64();
-        let script = eval_script(
-            spec,
-            task,
-            &options.sandbox.mount_point.to_string_lossy(),
-            patch,
-        );
-        self.test(task, patch, spec, workspace, script, report);
+        let repo_dir = options.sandbox.mount_point.to_string_lossy();
+        let scripts = Scripts {
+            probe: probe_script(spec, &repo_dir),
+            eval: eval_script(spec, task, &repo_dir, patch),
+        };
+        self.test(task, patch, spec, workspace, scripts, report);
     }
 
     /// Grades `patch` in `task`'s image: the workspace's root is the image, the repository
@@ -195,14 +249,19 @@ impl Evaluator<'_> {
         let started = Instant::now();
         let root = match root {
             Ok(root) => root,
-            Err(error) => return report.record_error(ErrorClass::Infra, format!("image: {error}")),
+            Err(error) => {
+                return report.record_infra(
+                    InfraReason::EnvironmentUnavailable,
+                    format!("image: {error}"),
+                );
+            }
         };
         let options = self.settings.workspace.clone();
         let workspace = match Workspace::create_from_image(self.cache, &root, &options) {
             Ok(workspace) => workspace,
             Err(error) => {
-                return report.record_error(
-                    ErrorClass::Infra,
+                return report.record_infra(
+                    InfraReason::SandboxFault,
                     format!(
                         "creating the workspace in image {}: {error}",
                         root.reference
@@ -215,20 +274,22 @@ impl Evaluator<'_> {
         let spec = match resolve_spec(&task, workspace.host_root(), self.recipes) {
             Ok(spec) => spec,
             Err(error) => {
-                return report.record_error(
-                    ErrorClass::Infra,
+                return report.record_infra(
+                    InfraReason::EnvironmentUnavailable,
                     format!("working out how to test the task: {error}"),
                 );
             }
         };
         report.spec = Some(spec.summary(&task));
         if let Some(bug) = rule::starting_patch(&task) {
-            // SWE-smith: the task starts from the image's code with the bug applied.
+            // SWE-smith: the task starts from the image's code with the bug applied. A bug
+            // that does not apply means the task's starting state cannot be made: the
+            // environment is unavailable, whatever the patch under test is.
             match apply_patch(workspace.shell().as_ref(), bug, Duration::from_secs(120)) {
                 Ok(applied) if applied.method.is_some() => {}
                 Ok(_) => {
-                    return report.record_error(
-                        ErrorClass::Infra,
+                    return report.record_infra(
+                        InfraReason::EnvironmentUnavailable,
                         format!(
                             "the task's bug (its patch) does not apply to image {}",
                             root.reference
@@ -236,38 +297,44 @@ impl Evaluator<'_> {
                     );
                 }
                 Err(error) => {
-                    return report.record_error(
-                        ErrorClass::Infra,
+                    return report.record_infra(
+                        InfraReason::SandboxFault,
                         format!("applying the task's bug: {error}"),
                     );
                 }
             }
         }
-        let script = activate_conda(&eval_script(
-            &spec,
-            &task,
-            &options.sandbox.mount_point.to_string_lossy(),
-            patch,
-        ));
-        self.test(&task, patch, &spec, workspace, script, report);
+        let repo_dir = options.sandbox.mount_point.to_string_lossy();
+        let scripts = Scripts {
+            probe: probe_script(&spec, &repo_dir).map(|probe| activate_conda(&probe)),
+            eval: activate_conda(&eval_script(&spec, &task, &repo_dir, patch)),
+        };
+        self.test(&task, patch, &spec, workspace, scripts, report);
     }
 
-    /// Applies `patch` in `workspace`, runs `script` and grades its log.
+    /// Probes the test runner on the untouched workspace, applies `patch`, runs the eval
+    /// script and grades its log. A probe that fails makes the instance an `infra` error
+    /// (after the patch was applied, so `patch_successfully_applied` still says whether it
+    /// applies); the tests are not run.
     fn test(
         &self,
         task: &Task,
         patch: Option<&str>,
         spec: &TestSpec,
         workspace: Workspace,
-        script: String,
+        scripts: Scripts,
         report: &mut InstanceReport,
     ) {
         let shell = workspace.shell();
         let logs = self.log_dir(task);
         let short = Duration::from_secs(120);
 
-        let started = Instant::now();
         let mut log = String::new();
+        let runner = match &scripts.probe {
+            Some(probe) => probe_runner(shell.as_ref(), probe, short, &mut log),
+            None => Ok(()),
+        };
+        let started = Instant::now();
         if let Some(patch) = patch.filter(|patch| !patch.is_empty()) {
             save(&logs, "patch.diff", patch);
             match apply_patch(shell.as_ref(), patch, short) {
@@ -283,13 +350,21 @@ impl Evaluator<'_> {
                     }
                 }
                 Err(error) => {
-                    return report
-                        .record_error(ErrorClass::Infra, format!("applying the patch: {error}"));
+                    save(&logs, "run_instance.log", &log);
+                    return report.record_infra(
+                        InfraReason::SandboxFault,
+                        format!("applying the patch: {error}"),
+                    );
                 }
             }
         }
         report.patch_successfully_applied = true;
         report.timings.patch = Some(started.elapsed().as_secs_f64());
+        if let Err((reason, message)) = runner {
+            save(&logs, "run_instance.log", &log);
+            return report.record_infra(reason, message);
+        }
+        let script = scripts.eval;
 
         let started = Instant::now();
         save(&logs, "eval.sh", &script);
@@ -303,8 +378,11 @@ impl Evaluator<'_> {
         let outcome = match outcome {
             Ok(outcome) => outcome,
             Err(error) => {
-                return report
-                    .record_error(ErrorClass::Infra, format!("running the tests: {error}"));
+                save(&logs, "run_instance.log", &log);
+                return report.record_infra(
+                    InfraReason::SandboxFault,
+                    format!("running the tests: {error}"),
+                );
             }
         };
         let mut test_log = outcome.stdout_text();
@@ -342,14 +420,7 @@ impl Evaluator<'_> {
         let started = Instant::now();
         grade_log(report, &test_log, &spec.log_parser, spec.eval_type, task);
         report.timings.parsing = Some(started.elapsed().as_secs_f64());
-        if let Some(dir) = &logs
-            && let Ok(json) = serde_json::to_string_pretty(&crate::report::ReportFile::from([(
-                task.instance_id.clone(),
-                report.clone(),
-            )]))
-        {
-            save(&Some(dir.clone()), "report.json", &json);
-        }
+        save_report(&logs, task, report);
     }
 
     /// `<log_dir>/<instance_id>`, created.
@@ -375,6 +446,67 @@ impl Evaluator<'_> {
             cache_salt(task)
         ));
         self.cache.root().join("evals").join(format!("{key}.json"))
+    }
+}
+
+/// The two scripts an evaluation runs: the runner probe (before the patch) and the eval
+/// script (after it).
+struct Scripts {
+    /// [`probe_script`]'s check that the test command can start; `None` when there is
+    /// nothing to check.
+    probe: Option<String>,
+    /// The eval script.
+    eval: String,
+}
+
+/// Where the runner probe is written inside the sandbox.
+const PROBE_PATH: &str = "/tmp/swerve-probe.sh";
+
+/// Runs the runner probe `probe` in the untouched workspace of `shell` and appends what it
+/// printed to `log`. `Err` with the reason and a message when the test command cannot
+/// start (the probe exits with 126 or 127), or when the probe itself cannot run or times
+/// out: all of them the machinery's failures, since nothing of the model's is in the
+/// workspace yet.
+fn probe_runner(
+    shell: &dyn swerve_core::Shell,
+    probe: &str,
+    timeout: Duration,
+    log: &mut String,
+) -> Result<(), (InfraReason, String)> {
+    let outcome = write_file(shell, PROBE_PATH, probe, timeout)
+        .and_then(|()| shell.run(&format!("bash {PROBE_PATH} 2>&1"), timeout))
+        .map_err(|error| {
+            (
+                InfraReason::SandboxFault,
+                format!("probing the test runner: {error}"),
+            )
+        })?;
+    let printed = outcome.stdout_text();
+    log.push_str(">>>>> swerve: test runner probe (before the patch)\n");
+    log.push_str(&printed);
+    if outcome.timed_out {
+        return Err((
+            InfraReason::HarnessTimeout,
+            format!("probing the test runner took longer than {timeout:?}"),
+        ));
+    }
+    match outcome.exit_code {
+        Some(0) => Ok(()),
+        Some(code @ (126 | 127)) => Err((
+            InfraReason::TestRunnerMissing,
+            format!(
+                "the test command cannot start in the task's environment (exit {code} before \
+                 the patch was applied): {}",
+                printed.trim()
+            ),
+        )),
+        code => Err((
+            InfraReason::SandboxFault,
+            format!(
+                "the test runner probe failed (exit {code:?}): {}",
+                printed.trim()
+            ),
+        )),
     }
 }
 
@@ -489,6 +621,20 @@ fn cache_salt(task: &Task) -> String {
             .map(ToString::to_string)
             .unwrap_or_default()
     )
+}
+
+/// Where the logs of the cache entry `cache_path` are kept: `<entry>.logs/`.
+fn cache_logs(cache_path: &Path) -> PathBuf {
+    cache_path.with_extension("logs")
+}
+
+/// Writes SWE-bench's per-instance `report.json` (`{instance_id: report}`) under `dir`, if
+/// logs are kept.
+fn save_report(dir: &Option<PathBuf>, task: &Task, report: &InstanceReport) {
+    let file = crate::report::ReportFile::from([(task.instance_id.clone(), report.clone())]);
+    if let Ok(json) = serde_json::to_string_pretty(&file) {
+        save(dir, "report.json", &json);
+    }
 }
 
 /// Writes `name` under `dir` (if logs are kept); returns its path.

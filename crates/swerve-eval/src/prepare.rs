@@ -3,9 +3,9 @@
 //! [`TaskEnvironments::prepare`] prepares the base checkout (cached), resolves the task's
 //! [`TestSpec`] (task fields, recipe table, detection), builds or reuses the spec's cached
 //! [`Environment`](crate::environment::Environment) and returns a [`PreparedTask`] whose
-//! [`workspace_options`](PreparedTask::workspace_options) layer that environment in: the venv
+//! [`workspace_options`](PreparedTask::workspace_options) layer that environment in: the prefix
 //! copy-on-write at [`ENV_MOUNT_POINT`](crate::environment::ENV_MOUNT_POINT), the install
-//! step's repository layer, the interpreter's installation read-only, `PATH`, `VIRTUAL_ENV`
+//! step's repository layer, the interpreter's installation read-only, `PATH`
 //! and the recipe's variables. Rollouts (`swerve run`, `swerve serve`, `swerve env`) and
 //! [`Evaluator::evaluate`](crate::evaluate::Evaluator::evaluate) both create their
 //! workspaces from these options, so an agent runs `python -m pytest` with the interpreter,
@@ -87,7 +87,7 @@ impl TaskEnvironments<'_> {
     pub fn resolve(&self, task: &Task) -> Result<ResolvedTask, PrepareError> {
         let base = self
             .cache
-            .prepare_task_base(self.repos, task)
+            .prepare_task_base(self.repos, task, self.network)
             .map_err(PrepareError::Base)?;
         let spec = resolve_spec(task, &base.path, self.recipes).map_err(PrepareError::Spec)?;
         Ok(ResolvedTask { base, spec })

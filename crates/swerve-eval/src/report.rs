@@ -29,10 +29,22 @@ pub struct InstanceReport {
     /// The prediction had a non-empty patch. (SWE-bench sets this for an empty string too,
     /// but never evaluates one: it counts it among the empty patches.)
     pub patch_exists: bool,
-    /// The patch applied and the log could be graded (SWE-bench's name for "graded").
+    /// The patch applied (or there was none to apply), whatever happened next: also when
+    /// the tests then could not start or their log could not be graded. (SWE-bench sets it
+    /// only when the log could be graded.)
     pub patch_successfully_applied: bool,
     /// The task was fully resolved ([`Resolution::Full`]).
     pub resolved: bool,
+    /// SWE-bench 5.x's `infra_failure`: the evaluation failed for the machinery's reason,
+    /// not the model's. Here it is exactly [`error_class`](Self::error_class) `infra`, which
+    /// swerve decides from what the harness controls (see [`ErrorClass::Infra`]); SWE-bench
+    /// guesses it after the fact from log signatures, as advice.
+    #[serde(default)]
+    pub infra_failure: bool,
+    /// SWE-bench 5.x's `infra_failure_reason`, with swerve's reasons; absent when the
+    /// evaluation did not fail for the machinery's reason, or did so for an unnamed one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub infra_failure_reason: Option<InfraReason>,
     /// The graded test lists; absent when nothing was graded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tests_status: Option<TestsStatus>,
@@ -87,18 +99,56 @@ pub enum ErrorClass {
     Timeout,
     /// The tests wrote more than the workspace's disk quota and were stopped.
     DiskLimit,
-    /// The machinery failed: workspace, environment, sandbox, repository reset.
+    /// The machinery failed, not the model: the test command cannot start in the task's
+    /// environment (checked before the patch is applied), the environment or the workspace
+    /// cannot be made, a harness step timed out, the sandbox failed, the repository reset
+    /// failed. Such an instance earns no reward (neither 1 nor 0).
     Infra,
+}
+
+/// Why an evaluation failed for the machinery's reason ([`ErrorClass::Infra`]); written as
+/// SWE-bench 5.x's `infra_failure_reason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InfraReason {
+    /// The test command's program, its `#!` interpreter or its Python module is missing
+    /// from the task's environment: the probe run before the patch was applied failed
+    /// ([`crate::spec::probe_script`]).
+    TestRunnerMissing,
+    /// The task's environment could not be made ready: base checkout, test spec, image or
+    /// environment build.
+    EnvironmentUnavailable,
+    /// The sandbox failed: creating the workspace, running a harness step, resetting the
+    /// repository.
+    SandboxFault,
+    /// A harness step (not the tests) ran out of time.
+    HarnessTimeout,
+}
+
+impl InfraReason {
+    /// The name written in reports (`test_runner_missing`, …), as serde writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InfraReason::TestRunnerMissing => "test_runner_missing",
+            InfraReason::EnvironmentUnavailable => "environment_unavailable",
+            InfraReason::SandboxFault => "sandbox_fault",
+            InfraReason::HarnessTimeout => "harness_timeout",
+        }
+    }
 }
 
 impl ErrorClass {
     /// The error a log rejection stands for: the invalid-run markers are errors of the run,
     /// the other rejections leave the instance completed and unresolved, as in SWE-bench.
+    /// None of them is `infra`: what the test log says is printed by the tests, which run
+    /// the patch's code, so a patch could print `>>>>> Reset Failed` to turn its 0 into no
+    /// reward. swerve's harness never prints that marker (its failures are recorded by the
+    /// harness itself), so in a log it is the tests' error.
     pub fn for_rejection(rejection: &LogRejection) -> Option<ErrorClass> {
         match rejection {
             LogRejection::InvalidMarker { marker } => Some(match marker {
                 InvalidMarker::PatchApplyFailed => ErrorClass::PatchFailed,
-                InvalidMarker::ResetFailed => ErrorClass::Infra,
+                InvalidMarker::ResetFailed => ErrorClass::TestsErrored,
                 InvalidMarker::TestsErrored => ErrorClass::TestsErrored,
                 InvalidMarker::TestsTimedOut => ErrorClass::Timeout,
             }),
@@ -156,6 +206,8 @@ impl InstanceReport {
             patch_exists: patch.is_some_and(|p| !p.is_empty()),
             patch_successfully_applied: false,
             resolved: false,
+            infra_failure: false,
+            infra_failure_reason: None,
             tests_status: None,
             resolution: None,
             error_class: None,
@@ -181,8 +233,7 @@ impl InstanceReport {
     /// re-graded.
     pub fn record_grade(&mut self, tests_status: TestsStatus) {
         if self.log_rejection.take().is_some() {
-            self.error_class = None;
-            self.error = None;
+            self.set_error(None, None, None);
         }
         let resolution = resolution(&tests_status);
         self.patch_successfully_applied = true;
@@ -194,20 +245,39 @@ impl InstanceReport {
     /// Records that the log could not be graded, with the error that stands for, if any
     /// ([`ErrorClass::for_rejection`]). It replaces an earlier grade or rejection.
     pub fn record_rejection(&mut self, rejection: LogRejection) {
-        self.patch_successfully_applied = false;
         self.resolved = false;
         self.tests_status = None;
         self.resolution = None;
-        self.error_class = ErrorClass::for_rejection(&rejection);
-        self.error = Some(rejection.to_string());
+        let class = ErrorClass::for_rejection(&rejection);
+        self.set_error(class, None, Some(rejection.to_string()));
         self.log_rejection = Some(rejection);
     }
 
-    /// Records an error that stopped the evaluation.
+    /// Records an error that stopped the evaluation (an `infra` one without a named reason:
+    /// [`record_infra`](Self::record_infra) names it).
     pub fn record_error(&mut self, class: ErrorClass, message: impl Into<String>) {
         self.resolved = false;
-        self.error_class = Some(class);
-        self.error = Some(message.into());
+        self.set_error(Some(class), None, Some(message.into()));
+    }
+
+    /// Records that the evaluation failed for the machinery's reason: `error_class` `infra`,
+    /// SWE-bench's `infra_failure` with `reason`.
+    pub fn record_infra(&mut self, reason: InfraReason, message: impl Into<String>) {
+        self.resolved = false;
+        self.set_error(Some(ErrorClass::Infra), Some(reason), Some(message.into()));
+    }
+
+    /// Sets the error fields together, so `infra_failure` always agrees with `error_class`.
+    fn set_error(
+        &mut self,
+        class: Option<ErrorClass>,
+        reason: Option<InfraReason>,
+        message: Option<String>,
+    ) {
+        self.error_class = class;
+        self.infra_failure = class == Some(ErrorClass::Infra);
+        self.infra_failure_reason = reason.filter(|_| self.infra_failure);
+        self.error = message;
     }
 }
 
@@ -224,6 +294,12 @@ pub struct RunReport {
     pub resolved_instances: usize,
     /// Completed tasks that were not.
     pub unresolved_instances: usize,
+    /// Tasks whose evaluation failed for the machinery's reason (`infra_failure`; SWE-bench
+    /// 5.x's key). They are among the errors too, as SWE-bench keeps them in its lists.
+    pub infra_failure_instances: usize,
+    /// Tasks whose failure could be the machinery's or the model's (SWE-bench 5.x's key):
+    /// here, tests that timed out.
+    pub ambiguous_failure_instances: usize,
     /// Tasks whose prediction had no or an empty patch.
     pub empty_patch_instances: usize,
     /// Tasks whose evaluation failed.
@@ -240,6 +316,13 @@ pub struct RunReport {
     pub resolved_ids: Vec<String>,
     /// Ids of unresolved tasks, sorted.
     pub unresolved_ids: Vec<String>,
+    /// Ids of tasks whose evaluation failed for the machinery's reason, sorted.
+    pub infra_failure_ids: Vec<String>,
+    /// Ids of tasks whose tests timed out, sorted.
+    pub ambiguous_failure_ids: Vec<String>,
+    /// Instance id → why it is an infra or ambiguous failure (SWE-bench 5.x's
+    /// `failure_reasons`): an [`InfraReason`], or `tests_timed_out`.
+    pub failure_reasons: BTreeMap<String, String>,
     /// Ids of tasks whose evaluation failed, sorted.
     pub error_ids: Vec<String>,
     /// Always [`RunReport::SCHEMA_VERSION`].
@@ -266,6 +349,9 @@ impl RunReport {
         let mut resolved = BTreeSet::new();
         let mut unresolved = BTreeSet::new();
         let mut errors = BTreeSet::new();
+        let mut infra = BTreeSet::new();
+        let mut ambiguous = BTreeSet::new();
+        let mut failure_reasons = BTreeMap::new();
         for id in task_ids {
             let id = id.as_str();
             match reports.get(id) {
@@ -283,8 +369,18 @@ impl RunReport {
                         unresolved.insert(id);
                     }
                 }
-                Some(_) => {
+                Some(report) => {
                     errors.insert(id);
+                    let Some(report) = report else { continue };
+                    if report.infra_failure {
+                        infra.insert(id);
+                        if let Some(reason) = report.infra_failure_reason {
+                            failure_reasons.insert(id.to_owned(), reason.as_str().to_owned());
+                        }
+                    } else if report.error_class == Some(ErrorClass::Timeout) {
+                        ambiguous.insert(id);
+                        failure_reasons.insert(id.to_owned(), "tests_timed_out".to_owned());
+                    }
                 }
             }
         }
@@ -295,6 +391,8 @@ impl RunReport {
             completed_instances: completed.len(),
             resolved_instances: resolved.len(),
             unresolved_instances: unresolved.len(),
+            infra_failure_instances: infra.len(),
+            ambiguous_failure_instances: ambiguous.len(),
             empty_patch_instances: empty_patch.len(),
             error_instances: errors.len(),
             completed_ids: ids(completed),
@@ -303,6 +401,9 @@ impl RunReport {
             submitted_ids: reports.keys().map(|id| (*id).to_owned()).collect(),
             resolved_ids: ids(resolved),
             unresolved_ids: ids(unresolved),
+            infra_failure_ids: ids(infra),
+            ambiguous_failure_ids: ids(ambiguous),
+            failure_reasons,
             error_ids: ids(errors),
             schema_version: RunReport::SCHEMA_VERSION,
         }

@@ -1,13 +1,14 @@
 //! Opening a task's environment: load the task file (or choose tasks from a Parquet file
-//! or a hub dataset, [`chosen_task_file`]), find the task, resolve its repository, prepare the base and the task's environment, and create a sandboxed
-//! workspace with the environment layered in ([`environment`], the factory of
-//! `swerve_sandbox`'s [`Environment`] seam).
+//! or a hub dataset, [`chosen_task_file`]), find the task, resolve its repository, prepare
+//! the base and the task's environment, and create a sandboxed workspace with the
+//! environment layered in ([`environment`], the factory of `swerve_sandbox`'s
+//! [`Environment`] seam).
 //!
 //! Every rollout (`swerve run`, `swerve serve` rollouts and environments, `swerve env
 //! exec | tool`, and with them SWE-World's recording and SWE-Edit's subagents, which work
 //! in the rollout's workspace) opens its workspace here, through
 //! [`swerve_eval::prepare::TaskEnvironments`], the place grading prepares its own: the agent
-//! sees the interpreter, packages, project install, `PATH`, `VIRTUAL_ENV`, variables and
+//! sees the interpreter, packages, project install, `PATH`, variables and
 //! paths its patch is graded with.
 
 use std::path::{Path, PathBuf};
@@ -76,7 +77,10 @@ pub fn chosen_task_file(choice: &TaskChoice, dir: &Path) -> Result<PathBuf> {
     }
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     save_tasks(&path, &tasks, TaskFileFormat::JsonLines)?;
-    eprintln!(
+    // A notice for the person at the terminal (the command line prints it as a plain line):
+    // which file now stands for the dataset in this run.
+    tracing::info!(
+        target: crate::models::NOTICE,
         "{} tasks from {source} written to {}",
         tasks.len(),
         path.display()

@@ -175,7 +175,8 @@ impl<'a> Replay<'a> {
                 agrees: recorded_resolved.map(|recorded| recorded == grade.resolved()),
                 error: grade.report.error.clone(),
             });
-            outcome.reward = Some(grade.score.unwrap_or(0.0));
+            // No reward (neither 1 nor 0) when grading failed for the machinery's reason.
+            outcome.reward = crate::gym::reward_of(&grade);
             outcome.eval_report = Some(grade.to_json());
             if let Some(recorder) = &self.recorder
                 && let Err(error) = self.runtime.block_on(recorder.record_grade(

@@ -70,6 +70,9 @@ pub fn rollout_reward(
     outcome: &mut Outcome,
     config: &Config,
 ) -> Result<serde_json::Value> {
+    if swerve_train::reward::earns_no_reward(outcome) {
+        return Ok(serde_json::Value::Null);
+    }
     let mut trajectory = recorded.clone();
     trajectory.outcome = Some(outcome.clone());
     if config.reward.uses_compression()

@@ -262,7 +262,8 @@ impl Rollout {
                 error = grade.report.error.as_deref().unwrap_or(""),
                 "graded"
             );
-            outcome.reward = Some(grade.score.unwrap_or(0.0));
+            // No reward (neither 1 nor 0) when grading failed for the machinery's reason.
+            outcome.reward = crate::gym::reward_of(&grade);
             outcome.eval_report = Some(grade.to_json());
             let reward = reward::rollout_reward(recorded, &self.path, &mut outcome, config)?;
             outcome.extra.insert(reward::REWARD_KEY.into(), reward);

@@ -11,38 +11,30 @@
 //!   (e.g. `main`), or detached when the source's `HEAD` is detached;
 //! - a tag is kept when the commit it names (directly, or through annotated tag objects, which
 //!   are kept so `git describe` answers as in the images) is the base commit or one of its
-//!   ancestors, and that commit's committer time is not later than the base commit's.
-//!   The time condition is SWE-bench's rule: it deletes every tag whose commit has a later
-//!   committer time (`%ct`, seconds since the epoch, since SWE-bench 5.0, PR #533; 4.1
-//!   compared `%ci` strings, which goes wrong across time zones). The ancestry condition is
-//!   swerve's: SWE-bench also keeps older tags its clone fetched outside the base's history
-//!   (e.g. on a branch merged later), which would make commits outside that history
-//!   reachable. `git describe` only considers ancestors, so it answers the same;
-//! - every other ref, the `origin` remote and every reflog are deleted, so history after the
-//!   base commit (which may contain the fix) is unreachable. Its objects stay in the object
-//!   store: unlike the images, there is no `git gc --prune=now`.
+//!   ancestors, and that commit's committer time is not later than the base commit's
+//!   (SWE-bench's rule, plus ancestry: see `scrub::tags_to_keep`);
+//! - everything else is scrubbed (`scrub`): the remote, every other ref, the reflogs, and
+//!   every object the kept refs do not reach. The object store is one pack written fresh, so
+//!   the base shares nothing with its source (a local clone hard-links the source's packs)
+//!   and holds no later commit, tree or blob: the fix is not in it.
 //!
 //! Preparation happens in a temporary directory renamed into place under a lock, so
-//! concurrent runs and crashes never see half a base. `<commit>.v2.ready` (the number is
+//! concurrent runs and crashes never see half a base. `<commit>.v3.ready` (the number is
 //! [`BASE_FORMAT`]) marks a finished base; `<commit>.ready` is written too, for older swerve
-//! versions sharing the cache. A base of an older format (only `<commit>.ready`: no tags) is
-//! rebuilt, and the old one moved to the cache's `retired/` directory rather than deleted, so
-//! workspaces layered over it keep working; retired bases are deleted when the cache is
-//! opened with no workspace in use.
+//! versions sharing the cache. A base of an older format (no tags, or later history in its
+//! object store) is rebuilt, and the old one moved to the cache's `retired/` directory rather
+//! than deleted, so workspaces layered over it keep working; retired bases are deleted when
+//! the cache is opened with no workspace in use.
 
-use std::collections::{HashMap, HashSet};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use nix::fcntl::{Flock, FlockArg};
-use swerve_core::task::Task;
-
-use crate::{Cache, RepoMap, RepoSource, SandboxError, git};
+use crate::{Cache, RepoSource, SandboxError, git};
 
 /// The format of base checkouts, raised whenever what a base contains changes, so that bases
 /// of an older format are rebuilt and caches derived from a base (evaluation environments)
-/// can key on it. 1: no tags; 2: the tags SWE-bench's images keep (see the module doc).
-pub const BASE_FORMAT: u32 = 2;
+/// can key on it. 1: no tags; 2: the tags SWE-bench's images keep (see the module doc); 3:
+/// scrubbed, only the kept history's objects (see `scrub`).
+pub const BASE_FORMAT: u32 = 3;
 
 /// A prepared, verified checkout of one commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,17 +46,6 @@ pub struct BaseCheckout {
 }
 
 impl Cache {
-    /// The cached checkout of `task`'s base commit, its repository found through `repos`;
-    /// see [`Cache::prepare_base`].
-    pub fn prepare_task_base(
-        &self,
-        repos: &RepoMap,
-        task: &Task,
-    ) -> Result<BaseCheckout, SandboxError> {
-        let source = repos.resolve(task)?;
-        self.prepare_base(&task.repo, &source, &task.base_commit)
-    }
-
     /// Returns the cached checkout of `commit` from `source`, preparing it on first use (or
     /// again when it was prepared in an older [`BASE_FORMAT`]). `repo` (`owner/name`) names
     /// the cache directory.
@@ -90,13 +71,7 @@ impl Cache {
             return Ok(base);
         }
         let lock_path = parent.join(format!("{commit}.lock"));
-        let lock_file = File::create(&lock_path).map_err(SandboxError::io(format!(
-            "creating {}",
-            lock_path.display()
-        )))?;
-        let _lock = Flock::lock(lock_file, FlockArg::LockExclusive).map_err(|(_, errno)| {
-            SandboxError::io(format!("locking {}", lock_path.display()))(errno.into())
-        })?;
+        let _lock = crate::cache::lock_exclusive(&lock_path)?;
         if let Some(base) = finished(&path, &ready)? {
             return Ok(base);
         }
@@ -180,7 +155,7 @@ fn finished(path: &Path, ready: &Path) -> Result<Option<BaseCheckout>, SandboxEr
 }
 
 /// Clones, verifies and checks out `commit` into `dir`; returns the full commit id.
-fn build(source: &RepoSource, commit: &str, dir: &Path) -> Result<String, SandboxError> {
+pub(crate) fn build(source: &RepoSource, commit: &str, dir: &Path) -> Result<String, SandboxError> {
     let source_text = match source {
         RepoSource::Local(path) => std::fs::canonicalize(path)
             .map_err(|_| SandboxError::RepoNotFound {
@@ -252,107 +227,8 @@ fn build(source: &RepoSource, commit: &str, dir: &Path) -> Result<String, Sandbo
         repository: source_text.clone(),
         detail: error.to_string(),
     })?;
-    hide_later_history(dir, &full, branch.as_deref())?;
+    crate::scrub::scrub(&crate::scrub::RepoAt::Host(dir), &full, branch.as_deref())?;
     Ok(full)
-}
-
-/// Deletes the remote, the reflogs and every ref but `branch` and the tags
-/// [`tags_to_keep`] names, so only the history of `commit` is reachable.
-fn hide_later_history(dir: &Path, commit: &str, branch: Option<&str>) -> Result<(), SandboxError> {
-    let _ = git::run(dir, ["remote", "remove", "origin"]);
-    let mut keep = tags_to_keep(dir, commit)?;
-    keep.extend(branch.map(str::to_owned));
-    let refs = git::run(dir, ["for-each-ref", "--format=%(refname)"])?;
-    let deletions: String = String::from_utf8_lossy(&refs.stdout)
-        .lines()
-        .filter(|name| !keep.contains(*name))
-        .map(|name| format!("delete {name}\n"))
-        .collect();
-    if !deletions.is_empty() {
-        git::run_with_input(
-            dir,
-            ["update-ref", "--no-deref", "--stdin"],
-            deletions.as_bytes(),
-        )?;
-    }
-    git::run(dir, ["reflog", "expire", "--expire=now", "--all"])?;
-    Ok(())
-}
-
-/// The tags (full ref names) a base of `commit` keeps: those naming `commit` or one of its
-/// ancestors whose committer time is not later than `commit`'s (see the module doc).
-fn tags_to_keep(dir: &Path, commit: &str) -> Result<HashSet<String>, SandboxError> {
-    let merged = git::run(
-        dir,
-        [
-            "for-each-ref",
-            &format!("--merged={commit}"),
-            "--format=%(refname)",
-            "refs/tags",
-        ],
-    )?;
-    let names: Vec<String> = String::from_utf8_lossy(&merged.stdout)
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    if names.is_empty() {
-        return Ok(HashSet::new());
-    }
-    // The commit each tag names, through any chain of annotated tags, in the same order.
-    let peel: String = names
-        .iter()
-        .map(|name| format!("{name}^{{commit}}\n"))
-        .collect();
-    let peeled = git::run_with_input(
-        dir,
-        ["cat-file", "--batch-check=%(objectname)"],
-        peel.as_bytes(),
-    )?;
-    let peeled: Vec<String> = String::from_utf8_lossy(&peeled.stdout)
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    if peeled.len() != names.len() || peeled.iter().any(|line| line.contains(' ')) {
-        return Err(SandboxError::Git {
-            args: "cat-file --batch-check".into(),
-            dir: dir.to_path_buf(),
-            stderr: format!(
-                "expected the commit of each of {} tags, got: {}",
-                names.len(),
-                peeled.join("; ")
-            ),
-        });
-    }
-    let mut wanted: Vec<&str> = vec![commit];
-    wanted.extend(peeled.iter().map(String::as_str));
-    let stdin: String = wanted.iter().map(|id| format!("{id}\n")).collect();
-    let log = git::run_with_input(
-        dir,
-        ["log", "--no-walk=unsorted", "--stdin", "--format=%H %ct"],
-        stdin.as_bytes(),
-    )?;
-    let times: HashMap<String, i64> = String::from_utf8_lossy(&log.stdout)
-        .lines()
-        .filter_map(|line| {
-            let (id, time) = line.split_once(' ')?;
-            Some((id.to_owned(), time.parse().ok()?))
-        })
-        .collect();
-    let time_of = |id: &str| {
-        times.get(id).copied().ok_or_else(|| SandboxError::Git {
-            args: "log --no-walk --format=%H %ct".into(),
-            dir: dir.to_path_buf(),
-            stderr: format!("no committer time for commit {id}"),
-        })
-    };
-    let base_time = time_of(commit)?;
-    let mut keep = HashSet::new();
-    for (name, id) in names.into_iter().zip(&peeled) {
-        if time_of(id)? <= base_time {
-            keep.insert(name);
-        }
-    }
-    Ok(keep)
 }
 
 /// A filesystem-safe directory path for `owner/name`.

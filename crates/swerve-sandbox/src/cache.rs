@@ -2,14 +2,15 @@
 //!
 //! Layout (all under one directory, `~/.cache/swerve` unless configured):
 //! `bases/<owner>/<name>/<commit>/` (a checkout, read-only by convention) with
-//! `<commit>.v2.ready` and `<commit>.ready` markers beside it; `retired/` (bases of an older
-//! format, deleted once no workspace is in use); `workspaces/<id>/` (one rollout's layer,
-//! removed on destroy, stale ones pruned when their owning process is gone).
+//! `<commit>.v3.ready` and `<commit>.ready` markers beside it; `retired/` (bases of an older
+//! format, deleted once no workspace is in use); `scrubbed/<key>/` (an image's repository
+//! scrubbed, a layer stacked over the image's: see `scrub`); `workspaces/<id>/` (one
+//! rollout's layer, removed on destroy, stale ones pruned when their owning process is
+//! gone).
 
 use std::path::{Path, PathBuf};
 
 use crate::SandboxError;
-use crate::cgroup::CgroupSupport;
 
 /// A cache directory shared by runs.
 #[derive(Debug)]
@@ -67,11 +68,6 @@ impl Cache {
         self.root.join("workspaces")
     }
 
-    /// The cgroup support of this host (probed once per process).
-    pub(crate) fn cgroups(&self) -> CgroupSupport {
-        CgroupSupport::detect()
-    }
-
     /// Removes workspace layers whose owning process no longer exists (left by a crash).
     /// A layer without an `owner` file may be one another thread is creating right now, so it
     /// is removed only once it is a minute old.
@@ -99,4 +95,19 @@ impl Cache {
             }
         }
     }
+}
+
+/// Creates `path` if needed and holds an exclusive lock on it until the returned guard drops:
+/// how concurrent processes prepare one cached thing (a base, a scrubbed layer, a base root)
+/// only once.
+pub(crate) fn lock_exclusive(
+    path: &std::path::Path,
+) -> Result<nix::fcntl::Flock<std::fs::File>, crate::SandboxError> {
+    let file = std::fs::File::create(path).map_err(crate::SandboxError::io(format!(
+        "creating {}",
+        path.display()
+    )))?;
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive).map_err(|(_, errno)| {
+        crate::SandboxError::io(format!("locking {}", path.display()))(errno.into())
+    })
 }

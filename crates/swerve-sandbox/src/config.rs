@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::userland::{BaseUserland, Userland};
+
 /// How strongly commands are isolated from the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -37,6 +39,9 @@ pub struct Limits {
     /// environment's layer and `HOME`), in bytes. `None` = unlimited. See `docs/sandbox.md`
     /// for how it is enforced.
     pub disk_bytes: Option<u64>,
+    /// How many CPUs the sandbox runs on and reports (`nproc`, `os.cpu_count()`,
+    /// `os.sched_getaffinity`). `None` = every CPU swerve may use. More than that is an error.
+    pub cpus: Option<u32>,
 }
 
 impl Default for Limits {
@@ -47,6 +52,7 @@ impl Default for Limits {
             tmp_bytes: 1 << 30,
             file_size_bytes: Some(4 << 30),
             disk_bytes: Some(10 << 30),
+            cpus: None,
         }
     }
 }
@@ -76,6 +82,12 @@ pub struct SandboxConfig {
     /// Host paths hidden from the sandbox (replaced by empty directories), besides the
     /// always-hidden swerve cache.
     pub hide_paths: Vec<PathBuf>,
+    /// Where the system directories (`/usr`, `/bin`, `/sbin`, `/lib*`, `/etc`) of sandboxes
+    /// without a container image come from: the host's, or the base root of
+    /// [`SandboxConfig::base_userland`] (see `docs/sandbox.md`).
+    pub userland: Userland,
+    /// The base root used with `userland = "base"`.
+    pub base_userland: BaseUserland,
     /// Host paths shown inside the sandbox at the same path, besides the system directories
     /// (`/usr`, `/bin`, `/sbin`, `/lib*`, a curated `/etc`). Read-only unless marked writable.
     pub expose: Vec<Exposure>,
@@ -189,6 +201,8 @@ impl Default for SandboxConfig {
             limits: Limits::default(),
             output_cap_bytes: 1 << 20,
             hide_paths: Vec::new(),
+            userland: Userland::Host,
+            base_userland: BaseUserland::default(),
             expose: Vec::new(),
             expose_toolchains: true,
             home: PathBuf::from("/root"),

@@ -11,7 +11,7 @@ use crate::identity::{IdMap, hand_over};
 use crate::quota::human_bytes;
 use crate::sandbox::{Layer, Placement};
 use crate::view::HostView;
-use crate::{Cache, Isolation, Sandbox, SandboxConfig};
+use crate::{Cache, Isolation, Sandbox, SandboxConfig, Userland};
 
 /// What the host offers, each with the reason when it is missing.
 #[derive(Debug, Clone)]
@@ -29,6 +29,9 @@ pub struct Capabilities {
     /// What confines a sandboxed command: user namespace, capabilities, seccomp, the
     /// filesystem view and the disk quota.
     pub confinement: Result<Confinement, String>,
+    /// Whose `/usr`, `/bin`, `/lib*` and `/etc` recipe sandboxes show, and the base root's
+    /// state (`Err` when it cannot be used here).
+    pub userland: Result<String, String>,
     /// `git --version`.
     pub git: Result<String, String>,
     /// `nsenter` (util-linux), which runs git inside a sandbox to compute its patch.
@@ -77,10 +80,11 @@ pub fn probe(cache: &Cache, config: &SandboxConfig) -> Capabilities {
     Capabilities {
         namespaces,
         overlay,
-        cgroups: cache.cgroups(),
+        cgroups: CgroupSupport::detect(),
         reflink,
         network_isolated,
         confinement,
+        userland: cache.describe_userland(config.userland, &config.base_userland),
         git: version_of("git", "--version").ok_or_else(|| "git not found on PATH".to_owned()),
         nsenter: version_of("nsenter", "--version")
             .ok_or_else(|| "nsenter not found on PATH".to_owned()),
@@ -141,6 +145,13 @@ fn probe_sandbox(cache: &Cache, config: &SandboxConfig, scratch: &std::path::Pat
         }
     };
     let hide = [cache.root().to_path_buf()];
+    // The view of a built base root; the probe never builds one (minutes).
+    let base_root = match config.userland {
+        Userland::Host => None,
+        Userland::Base => cache
+            .built_base_root(&config.base_userland)
+            .map(|root| root.path),
+    };
     let dirs: Vec<PathBuf> = ["lower", "upper", "work", "home"]
         .iter()
         .map(|name| scratch.join(name))
@@ -158,6 +169,7 @@ fn probe_sandbox(cache: &Cache, config: &SandboxConfig, scratch: &std::path::Pat
             ids: &ids,
             home: &dirs[3],
             quota: None,
+            system_root: base_root.as_deref(),
         };
         Sandbox::start(layer, &config, &placement).map_err(|error| error.to_string())
     };

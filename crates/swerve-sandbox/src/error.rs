@@ -15,6 +15,19 @@ pub enum SandboxError {
         /// Where swerve looked, for the message.
         looked: String,
     },
+    /// A submodule of a base is neither under the repositories directories nor allowed from
+    /// the network.
+    #[error(
+        "submodule {submodule} not found: {looked}\nhint: lay its repository out as DIR/{repo} under a --repos directory (or map \"{repo}\" in the config's [repos] table), or let environment builds use the network"
+    )]
+    SubmoduleNotFound {
+        /// Which: its path, its superproject's checkout, its URL and recorded commit.
+        submodule: String,
+        /// The `owner/name` looked up.
+        repo: String,
+        /// Where swerve looked, for the message.
+        looked: String,
+    },
     /// The base commit is not in the repository.
     #[error(
         "commit {commit} is not in repository {repository}\nhint: fetch it (git -C {repository} fetch origin {commit}) or point swerve at a full clone"
@@ -50,6 +63,9 @@ pub enum SandboxError {
     /// The sandbox could not be set up.
     #[error("cannot set up the sandbox: {0}")]
     Setup(String),
+    /// The base userland cannot be built or used.
+    #[error("base userland: {0}")]
+    Userland(String),
     /// The sandbox's init process ended before reporting success or failure.
     #[error("cannot start the sandbox: {0}")]
     InitDied(String),

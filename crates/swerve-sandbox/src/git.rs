@@ -62,24 +62,16 @@ where
     checked(command, dir, &args)
 }
 
-/// Runs `git ARGS` in `dir` with `input` on its standard input, written from another thread
-/// so that a large output cannot stall it; returns its output, or an error carrying its stderr.
-pub(crate) fn run_with_input<I, S>(
+/// Runs a prepared git command (`args` are its arguments, for messages) with `input` on its
+/// standard input, written from another thread so that a large output cannot stall it;
+/// returns its output, or an error carrying its stderr.
+pub(crate) fn output_with_input(
+    mut command: Command,
     dir: &Path,
-    args: I,
+    args: &[std::ffi::OsString],
     input: &[u8],
-) -> Result<Output, SandboxError>
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
-    let args: Vec<_> = args
-        .into_iter()
-        .map(|arg| arg.as_ref().to_owned())
-        .collect();
-    let mut command = command(dir);
+) -> Result<Output, SandboxError> {
     command
-        .args(&args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -99,11 +91,11 @@ where
     let output = check(
         output.map_err(SandboxError::io("waiting for git"))?,
         dir,
-        &args,
+        args,
     )?;
     written.map_err(SandboxError::io(format!(
         "writing to the input of git {}",
-        joined(&args)
+        joined(args)
     )))?;
     Ok(output)
 }

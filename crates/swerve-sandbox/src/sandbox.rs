@@ -112,6 +112,9 @@ pub(crate) struct Placement<'a> {
     pub home: &'a Path,
     /// What the sandbox may write, if limited.
     pub quota: Option<Arc<DiskQuota>>,
+    /// The base root whose system directories and `/etc` the sandbox shows instead of the
+    /// host's (`sandbox.userland = "base"`); unused with an image.
+    pub system_root: Option<&'a Path>,
 }
 
 /// What the workspace layer hands to [`Sandbox::start`].
@@ -142,11 +145,14 @@ impl Sandbox {
         if config.isolation == Isolation::None {
             return Self::plain(layer, config, placement);
         }
-        let attempt = match Self::namespaced(&layer, config, placement) {
+        // Chosen first: a configuration this host cannot meet is an error, not a reason to
+        // run without isolation.
+        let cpus = crate::cpus::choose(config.limits.cpus)?;
+        let attempt = match Self::namespaced(&layer, config, placement, &cpus) {
             // A silent death of the init is retried once: it is rare and carries no setup error.
             Err(SandboxError::InitDied(detail)) => {
                 tracing::warn!("{detail}; starting the sandbox again");
-                Self::namespaced(&layer, config, placement)
+                Self::namespaced(&layer, config, placement, &cpus)
             }
             other => other,
         };
@@ -156,6 +162,7 @@ impl Sandbox {
             Err(error)
                 if config.isolation == Isolation::Auto
                     && matches!(layer, Layer::Directory(_))
+                    && placement.system_root.is_none()
                     && !matches!(error, SandboxError::InitDied(_)) =>
             {
                 tracing::warn!(
@@ -173,6 +180,13 @@ impl Sandbox {
         config: &SandboxConfig,
         placement: &Placement<'_>,
     ) -> Result<Self, SandboxError> {
+        if placement.system_root.is_some() {
+            return Err(SandboxError::Unsupported(
+                "sandbox.userland = \"base\" needs namespaces (a plain subprocess runs the host's tools); \
+                 set sandbox.userland = \"host\", or run `swerve doctor` to see why namespaces are unavailable"
+                    .into(),
+            ));
+        }
         if let Some((mount_point, _)) = placement.extra_layers.first() {
             return Err(SandboxError::Unsupported(format!(
                 "the layer at {} needs namespaces (a plain subprocess cannot mount it); \
@@ -203,6 +217,7 @@ impl Sandbox {
         layer: &Layer<'_>,
         config: &SandboxConfig,
         placement: &Placement<'_>,
+        cpus: &[usize],
     ) -> Result<Self, SandboxError> {
         let name = placement.name;
         let cgroup = Cgroup::create(placement.cgroups, name, &config.limits).map_err(|error| {
@@ -233,6 +248,8 @@ impl Sandbox {
                     upper: upper.to_path_buf(),
                     work: work.to_path_buf(),
                 }),
+                cpus: cpus.to_vec(),
+                system_root: None,
             };
             return Self::launch(
                 spec,
@@ -289,6 +306,8 @@ impl Sandbox {
             exposures: view.exposures,
             masked_files: view.masked_files,
             image_root: None,
+            cpus: cpus.to_vec(),
+            system_root: placement.system_root.map(Path::to_path_buf),
         };
         Self::launch(spec, config, placement, cgroup, toolchain_env, None)
     }

@@ -55,20 +55,39 @@ pub struct RepoMap {
 }
 
 impl RepoMap {
-    /// Finds the source of `task`'s repository.
+    /// Finds the source of `task`'s repository: the explicit mapping, the task's
+    /// `local_repo_path`, then the repositories directories.
     pub fn resolve(&self, task: &Task) -> Result<RepoSource, SandboxError> {
         let repo = task.repo.as_str();
-        let mut looked = Vec::new();
         if let Some(target) = self.explicit.get(repo) {
             return Ok(RepoSource::parse(target));
         }
-        looked.push("no [repos] mapping".to_owned());
+        let mut looked = vec!["no [repos] mapping".to_owned()];
         if let Some(path) = task.local_repo_path() {
             if Path::new(path).exists() {
                 return Ok(RepoSource::Local(PathBuf::from(path)));
             }
             looked.push(format!("local_repo_path {path} does not exist"));
         }
+        self.find_in_dirs(repo, looked)
+    }
+
+    /// Finds the source of the repository `repo` (`owner/name`) that no task names (a
+    /// submodule's): the explicit mapping, then the repositories directories.
+    pub fn resolve_name(&self, repo: &str) -> Result<RepoSource, SandboxError> {
+        if let Some(target) = self.explicit.get(repo) {
+            return Ok(RepoSource::parse(target));
+        }
+        self.find_in_dirs(repo, vec!["no [repos] mapping".to_owned()])
+    }
+
+    /// `DIR/repo`, `DIR/repo.git` or `DIR/repo.bundle` in the first repositories directory
+    /// holding one; else an error listing `looked` and every place tried.
+    fn find_in_dirs(
+        &self,
+        repo: &str,
+        mut looked: Vec<String>,
+    ) -> Result<RepoSource, SandboxError> {
         for dir in &self.repos_dirs {
             for candidate in [
                 dir.join(repo),

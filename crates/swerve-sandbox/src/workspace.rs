@@ -16,6 +16,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use swerve_core::{ExecOutcome, Shell};
 
+use crate::cgroup::CgroupSupport;
 use crate::identity::{IdMap, hand_over};
 use crate::init::LayerSpec;
 use crate::quota::DiskQuota;
@@ -23,7 +24,7 @@ use crate::sandbox::{Layer, Placement};
 use crate::tree::remove_tree;
 use crate::{
     BaseCheckout, Cache, Isolation, IsolationInForce, Patch, PatchOptions, Sandbox, SandboxConfig,
-    SandboxError,
+    SandboxError, Userland,
 };
 
 /// How a workspace's writable layer is made.
@@ -148,6 +149,10 @@ impl Workspace {
         let owner = ids.root_owner();
         let home = workspace.private_dir("home", owner)?;
         let hide = [cache.root().to_path_buf()];
+        let system_root = match options.sandbox.userland {
+            Userland::Host => None,
+            Userland::Base => Some(cache.base_root(&options.sandbox.base_userland)?.path),
+        };
         let sandbox_name = format!("ws-{name}");
         let ExtraLayerMounts {
             specs: extra_layers,
@@ -165,11 +170,12 @@ impl Workspace {
             let placement = Placement {
                 name: &sandbox_name,
                 hide: &hide,
-                cgroups: cache.cgroups(),
+                cgroups: CgroupSupport::detect(),
                 extra_layers: &extra_layers,
                 ids: &ids,
                 home: &home,
                 quota,
+                system_root: system_root.as_deref(),
             };
             Sandbox::start(layer, &options.sandbox, &placement)
         };
@@ -241,12 +247,8 @@ impl Workspace {
         Ok(workspace)
     }
 
-    /// Creates a workspace whose sandbox's root is `image` (its layers read-only, stacked,
-    /// under the workspace's writable layer): the repository is where the image has it
-    /// (`mount_point`, `/testbed` for SWE-bench's images), commands run with the image's
-    /// `Env`, and the base commit of patches is the repository's `HEAD` in the image.
-    /// Needs namespaces; extra layers are mounted as usual, repository layers are refused.
-    pub fn create_from_image(
+    /// [`create_from_image`](Self::create_from_image) over `image` as it is, unscrubbed.
+    pub(crate) fn create_in_image(
         cache: &Cache,
         image: &ImageRoot,
         options: &WorkspaceOptions,
@@ -318,11 +320,12 @@ impl Workspace {
         let placement = Placement {
             name: &sandbox_name,
             hide: &[],
-            cgroups: cache.cgroups(),
+            cgroups: CgroupSupport::detect(),
             extra_layers: &extra_layers,
             ids: &ids,
             home: &home,
             quota,
+            system_root: None,
         };
         let sandbox = Sandbox::start(
             Layer::Image {

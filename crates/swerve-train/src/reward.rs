@@ -258,6 +258,16 @@ pub enum RewardError {
         /// The trajectory id.
         id: String,
     },
+    /// Grading failed for the machinery's reason (`error_class` `infra`): no reward at all.
+    #[error(
+        "trajectory {id}: grading failed for the machinery's reason (error_class infra), not \
+         the model's, so it earns no reward\nhint: grade it again once the environment is fixed \
+         (swerve eval), or leave it out"
+    )]
+    NoReward {
+        /// The trajectory id.
+        id: String,
+    },
     /// The outcome was never graded.
     #[error(
         "trajectory {id}: the outcome has no eval_report saying `resolved` and no reward; \
@@ -292,6 +302,9 @@ pub fn reward(
         .outcome
         .as_ref()
         .ok_or_else(|| RewardError::NoOutcome { id: id.clone() })?;
+    if earns_no_reward(outcome_record) {
+        return Err(RewardError::NoReward { id: id.clone() });
+    }
     let resolved = resolved(outcome_record, &trajectory.header.instance_id)
         .ok_or_else(|| RewardError::NotGraded { id: id.clone() })?;
     let submitted = outcome_record.exit_reason == ExitReason::Submitted;
@@ -388,6 +401,11 @@ pub fn infra_failure(report: &serde_json::Value) -> bool {
         .get("error_class")
         .and_then(serde_json::Value::as_str)
         == Some("infra")
+}
+
+/// Whether `outcome` was graded with an [`infra_failure`]: such a rollout earns no reward.
+pub fn earns_no_reward(outcome: &Outcome) -> bool {
+    outcome.eval_report.as_ref().is_some_and(infra_failure)
 }
 
 /// The compression rate `swerve context reward --write` recorded in the outcome.
@@ -839,6 +857,23 @@ mod tests {
             reward(&trajectory, &config),
             Err(RewardError::NoOutcome { .. })
         ));
+    }
+
+    #[test]
+    fn an_infra_failure_earns_no_reward_not_a_zero() {
+        let config = RewardConfig::default();
+        let mut trajectory = graded(5, 0, ExitReason::Submitted, false);
+        let outcome = trajectory.outcome.as_mut().unwrap();
+        assert!(!earns_no_reward(outcome));
+        outcome.eval_report = Some(json!({
+            "resolved": false, "error_class": "infra", "infra_failure": true,
+            "infra_failure_reason": "test_runner_missing",
+        }));
+        outcome.reward = None;
+        assert!(earns_no_reward(outcome));
+        let error = reward(&trajectory, &config).unwrap_err();
+        assert!(matches!(error, RewardError::NoReward { .. }), "{error}");
+        assert!(error.to_string().contains("no reward"), "{error}");
     }
 
     #[test]

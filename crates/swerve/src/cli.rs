@@ -11,7 +11,7 @@ use swerve_rollout::config::layers::{given, toml_string};
 
 /// swerve: run, grade and learn from software-engineering agents.
 #[derive(Debug, Parser)]
-#[command(name = "swerve", version, about, propagate_version = true)]
+#[command(name = "swerve", version = env!("SWERVE_VERSION"), about, propagate_version = true)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalOptions,
@@ -163,6 +163,26 @@ pub enum Command {
     /// Show the resolved configuration, or the built-in presets.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Print a shell completion script, e.g. `swerve completions bash > ~/.local/share/bash-completion/completions/swerve`.
+    Completions(CompletionsArgs),
+    /// Write man pages: swerve(1) on standard output, or one page per command into a directory.
+    Man(ManArgs),
+}
+
+/// `swerve completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `swerve man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write swerve.1 and a page per command (swerve-run.1, swerve-data-export.1, …) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]

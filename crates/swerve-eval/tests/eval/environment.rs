@@ -313,11 +313,11 @@ fn dependencies_are_built_once_and_each_commit_adds_a_thin_layer() {
         environments.push(environment);
     }
     assert_eq!(
-        environments[0].venv, environments[1].venv,
-        "one dependencies venv for both commits"
+        environments[0].prefix, environments[1].prefix,
+        "one dependencies prefix for both commits"
     );
-    assert_ne!(environments[0].venv_layer, environments[1].venv_layer);
-    let layer = environments[1].venv_layer.as_ref().unwrap();
+    assert_ne!(environments[0].prefix_layer, environments[1].prefix_layer);
+    let layer = environments[1].prefix_layer.as_ref().unwrap();
     let files = sh(layer, "find . -type f | wc -l")
         .parse::<usize>()
         .unwrap();
@@ -328,5 +328,73 @@ fn dependencies_are_built_once_and_each_commit_adds_a_thin_layer() {
     assert!(
         seconds[1] < seconds[0],
         "the second commit reuses the dependencies: {seconds:?}"
+    );
+}
+
+/// The environment is a real prefix, as the images' conda environments: an interpreter
+/// reached through a symlink (tox-current-env links `.tox/py39/bin/python` to it) and a
+/// `virtualenv --system-site-packages` made from it both find its packages; the host
+/// installation's own packages are not in it. With a venv the symlinked interpreter failed
+/// (`No module named helper`, sphinx 4.x's `No module named pytest`).
+#[test]
+fn the_environment_is_a_prefix_that_linked_interpreters_and_child_venvs_use() {
+    let scratch = tempfile::tempdir().unwrap();
+    let repo = scratch.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let commit = repository(&repo);
+    let cache = Cache::open(scratch.path().join("cache")).unwrap();
+    let base = cache
+        .prepare_base(
+            "t/helper",
+            &swerve_sandbox::RepoSource::Local(repo),
+            &commit,
+        )
+        .unwrap();
+    let environment = Environments {
+        cache: &cache,
+        template: &options(),
+        network: false,
+        timeout: Duration::from_secs(300),
+    }
+    .prepare(&base, &recipe())
+    .unwrap();
+    assert!(
+        !environment.prefix.join("pyvenv.cfg").exists(),
+        "a prefix, not a venv"
+    );
+    let mut with_env = options();
+    environment.apply(&mut with_env);
+    let workspace = Workspace::create(&cache, &base, &with_env).unwrap();
+    let probe = "mkdir -p /tmp/tox/bin && ln -s /swerve-env/bin/python /tmp/tox/bin/python \
+         && /tmp/tox/bin/python -c 'import sys, helper; print(\"linked\", sys.prefix, helper.X)' \
+         && python -m venv --system-site-packages /tmp/child \
+         && /tmp/child/bin/python -c 'import sys, helper; print(\"child\", sys.base_prefix, helper.X)' \
+         && python -c 'import sys, sysconfig; print(\"paths\", sysconfig.get_paths()[\"purelib\"], sysconfig.get_config_var(\"prefix\"))' \
+         && head -1 /swerve-env/bin/pip* | grep '^#!' | sort -u \
+         && python -m pip list --format=freeze | cut -d= -f1 | sort | tr '\\n' ' '";
+    let outcome = workspace
+        .sandbox()
+        .run(probe, Duration::from_secs(120))
+        .unwrap();
+    let text = outcome.stdout_text();
+    assert!(outcome.success(), "{text}{}", outcome.stderr_text());
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "linked /swerve-env 42", "{text}");
+    assert_eq!(lines[1], "child /swerve-env 42", "{text}");
+    assert!(
+        lines[2].starts_with("paths /swerve-env/lib/python3.11/site-packages /swerve-env"),
+        "{text}"
+    );
+    assert!(lines[3].starts_with("#!/swerve-env/bin/python"), "{text}");
+    // pip and the recipe's package (setuptools where ensurepip brings it); nothing of the
+    // host installation's own site-packages.
+    let packages: Vec<&str> = lines[4].split_whitespace().collect();
+    assert!(
+        packages.contains(&"helper") && packages.contains(&"pip"),
+        "{text}"
+    );
+    assert!(
+        packages.len() <= 4,
+        "only the environment's packages: {text}"
     );
 }

@@ -3,7 +3,9 @@
 use serde_json::json;
 use swerve_eval::grading::{self, LogRejection, Resolution, TestsStatus};
 use swerve_eval::parsers::InvalidMarker;
-use swerve_eval::report::{ErrorClass, InstanceReport, ReportFile, RunReport, SpecSummary};
+use swerve_eval::report::{
+    ErrorClass, InfraReason, InstanceReport, ReportFile, RunReport, SpecSummary,
+};
 use swerve_eval::{EvalType, TestStatus};
 
 fn graded(resolved: bool) -> InstanceReport {
@@ -39,16 +41,21 @@ fn instance_report_has_swe_bench_keys_first() {
         .keys()
         .map(String::as_str)
         .collect();
+    // SWE-bench 5.x's `get_eval_report` (swebench/harness/grading.py) writes these, in this
+    // order; `infra_failure_reason` follows `infra_failure` when there is one.
     assert_eq!(
-        keys[..5],
+        keys[..6],
         [
             "patch_is_None",
             "patch_exists",
             "patch_successfully_applied",
             "resolved",
+            "infra_failure",
             "tests_status"
         ]
     );
+    assert_eq!(entry["infra_failure"], false);
+    assert!(entry.get("infra_failure_reason").is_none());
     assert_eq!(entry["patch_is_None"], false);
     assert_eq!(entry["patch_exists"], true);
     assert_eq!(entry["patch_successfully_applied"], true);
@@ -115,6 +122,33 @@ fn rejections_and_errors_are_recorded() {
     let mut broken = InstanceReport::new(Some("p"));
     broken.record_error(ErrorClass::Infra, "sandbox could not start");
     assert_eq!(broken.error.as_deref(), Some("sandbox could not start"));
+    assert!(broken.infra_failure && broken.infra_failure_reason.is_none());
+
+    // The patch applied, then the test command could not start: SWE-bench's infra fields
+    // say why, and `patch_successfully_applied` still says the patch applied.
+    let mut no_runner = InstanceReport::new(Some("p"));
+    no_runner.patch_successfully_applied = true;
+    no_runner.record_infra(InfraReason::TestRunnerMissing, "cargo is not on PATH");
+    let json = serde_json::to_value(&no_runner).unwrap();
+    assert_eq!(json["error_class"], "infra");
+    assert_eq!(json["infra_failure"], true);
+    assert_eq!(json["infra_failure_reason"], "test_runner_missing");
+    assert_eq!(json["patch_successfully_applied"], true);
+    // A log that cannot be graded keeps what happened to the patch, and a regrade that
+    // grades it clears the infra fields with the error.
+    let mut applied = InstanceReport::new(Some("p"));
+    applied.patch_successfully_applied = true;
+    applied.record_rejection(LogRejection::NoTestsRan);
+    assert!(applied.patch_successfully_applied && !applied.infra_failure);
+
+    // `>>>>> Reset Failed` in a test log was printed by the tests (swerve's harness never
+    // prints it): the tests' error, never infra, so a patch cannot dodge its 0 with it.
+    let mut reset = InstanceReport::new(Some("p"));
+    reset.record_rejection(LogRejection::InvalidMarker {
+        marker: InvalidMarker::ResetFailed,
+    });
+    assert_eq!(reset.error_class, Some(ErrorClass::TestsErrored));
+    assert!(!reset.infra_failure);
     assert_eq!(
         ErrorClass::for_rejection(&LogRejection::InvalidMarker {
             marker: InvalidMarker::PatchApplyFailed
@@ -163,7 +197,7 @@ fn partial_resolution_is_not_resolved() {
 
 #[test]
 fn run_report_counts_like_swe_bench() {
-    let tasks: Vec<String> = ["a", "b", "c", "d", "e", "f", "g"]
+    let tasks: Vec<String> = ["a", "b", "c", "d", "e", "f", "g", "h", "i"]
         .iter()
         .map(|s| s.to_string())
         .collect();
@@ -171,6 +205,10 @@ fn run_report_counts_like_swe_bench() {
     errored.record_error(ErrorClass::PatchFailed, "patch does not apply");
     let mut rejected = InstanceReport::new(Some("p"));
     rejected.record_rejection(LogRejection::NoTestsRan);
+    let mut no_runner = InstanceReport::new(Some("p"));
+    no_runner.record_infra(InfraReason::TestRunnerMissing, "cargo is not on PATH");
+    let mut timed_out = InstanceReport::new(Some("p"));
+    timed_out.record_error(ErrorClass::Timeout, "the tests ran too long");
     let results = vec![
         ("a".to_string(), Some(graded(true))),
         ("b".to_string(), Some(graded(false))),
@@ -178,27 +216,68 @@ fn run_report_counts_like_swe_bench() {
         ("d".to_string(), None),
         ("e".to_string(), Some(errored)),
         ("f".to_string(), Some(rejected)),
+        ("h".to_string(), Some(no_runner)),
+        ("i".to_string(), Some(timed_out)),
         ("zz-not-in-dataset".to_string(), Some(graded(true))),
         ("b".to_string(), Some(graded(true))),
     ];
     let run = RunReport::new(&tasks, &results);
+    let json = serde_json::to_value(&run).unwrap();
+    // The keys of SWE-bench 5.x's `make_run_report` (swebench/harness/reporting.py, without a
+    // Docker client), in its order.
+    let keys: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(
-        serde_json::to_value(&run).unwrap(),
+        keys,
+        [
+            "total_instances",
+            "submitted_instances",
+            "completed_instances",
+            "resolved_instances",
+            "unresolved_instances",
+            "infra_failure_instances",
+            "ambiguous_failure_instances",
+            "empty_patch_instances",
+            "error_instances",
+            "completed_ids",
+            "incomplete_ids",
+            "empty_patch_ids",
+            "submitted_ids",
+            "resolved_ids",
+            "unresolved_ids",
+            "infra_failure_ids",
+            "ambiguous_failure_ids",
+            "failure_reasons",
+            "error_ids",
+            "schema_version",
+        ]
+    );
+    assert_eq!(
+        json,
         json!({
-            "total_instances": 7,
-            "submitted_instances": 7,
+            "total_instances": 9,
+            "submitted_instances": 9,
             "completed_instances": 3,
             "resolved_instances": 2,
             "unresolved_instances": 1,
+            "infra_failure_instances": 1,
+            "ambiguous_failure_instances": 1,
             "empty_patch_instances": 1,
-            "error_instances": 2,
+            "error_instances": 4,
             "completed_ids": ["a", "b", "f"],
             "incomplete_ids": ["g"],
             "empty_patch_ids": ["c"],
-            "submitted_ids": ["a", "b", "c", "d", "e", "f", "zz-not-in-dataset"],
+            "submitted_ids": ["a", "b", "c", "d", "e", "f", "h", "i", "zz-not-in-dataset"],
             "resolved_ids": ["a", "b"],
             "unresolved_ids": ["f"],
-            "error_ids": ["d", "e"],
+            "infra_failure_ids": ["h"],
+            "ambiguous_failure_ids": ["i"],
+            "failure_reasons": {"h": "test_runner_missing", "i": "tests_timed_out"},
+            "error_ids": ["d", "e", "h", "i"],
             "schema_version": 2,
         })
     );

@@ -6,4 +6,5 @@
 mod support;
 
 mod registry;
+mod scrub;
 mod unpack;

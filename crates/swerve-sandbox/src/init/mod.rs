@@ -58,6 +58,13 @@ pub(crate) struct InitSpec {
     /// curated `/etc`; the repository is where the image has it, and `HOME` is the image's.
     #[serde(default)]
     pub image_root: Option<LayerSpec>,
+    /// The CPUs the sandbox runs on (its affinity) and shows as online.
+    pub cpus: Vec<usize>,
+    /// A base root (`sandbox.userland = "base"`): its `/usr`, `/bin`, `/sbin`, `/lib*` and
+    /// `/etc` instead of the host's system directories and curated `/etc`. Ignored with an
+    /// image.
+    #[serde(default)]
+    pub system_root: Option<PathBuf>,
 }
 
 /// How a directory at a mount point is made.
@@ -140,6 +147,7 @@ impl HostSources {
             }
         }
         paths.extend(spec.exposures.iter().map(|(path, _)| path.as_path()));
+        paths.extend(spec.system_root.as_deref());
         let mut opened = Vec::with_capacity(paths.len());
         for path in paths {
             let fd = nix::fcntl::open(
@@ -172,10 +180,7 @@ impl HostSources {
 /// input.
 fn take_control_socket() -> nix::Result<UnixStream> {
     use nix::fcntl::{FcntlArg, OFlag, fcntl, open};
-    // SAFETY: nothing in this fresh process owns a descriptor above 2 yet.
-    if unsafe { libc::close_range(3, libc::c_uint::MAX, 0) } != 0 {
-        return Err(nix::errno::Errno::last());
-    }
+    close_inherited_descriptors()?;
     let control = fcntl(std::io::stdin(), FcntlArg::F_DUPFD_CLOEXEC(3))?;
     // SAFETY: fcntl returned a new descriptor that nothing else owns.
     let control = unsafe { OwnedFd::from_raw_fd(control) };
@@ -186,6 +191,33 @@ fn take_control_socket() -> nix::Result<UnixStream> {
     )?;
     nix::unistd::dup2_stdin(null)?;
     Ok(UnixStream::from(control))
+}
+
+/// Closes every descriptor above standard error. `close_range(2)` where the kernel has it
+/// (Linux 5.9), called as a raw system call so that the binary needs no glibc newer than 2.17
+/// (glibc's wrapper is 2.34's); below 5.9, every descriptor `/proc/self/fd` lists.
+fn close_inherited_descriptors() -> nix::Result<()> {
+    // SAFETY: nothing in this fresh process owns a descriptor above 2 yet; the call takes no
+    // pointers.
+    let closed = unsafe { libc::syscall(libc::SYS_close_range, 3, libc::c_uint::MAX, 0) };
+    if closed == 0 {
+        return Ok(());
+    }
+    match nix::errno::Errno::last() {
+        nix::errno::Errno::ENOSYS => {}
+        other => return Err(other),
+    }
+    // Listed first, closed after: the listing's own descriptor is among those listed.
+    let listed: Vec<i32> = std::fs::read_dir("/proc/self/fd")
+        .map_err(|error| nix::errno::Errno::from_raw(error.raw_os_error().unwrap_or(libc::EIO)))?
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|fd| *fd > 2)
+        .collect();
+    for fd in listed {
+        // SAFETY: as above; a descriptor already closed (the listing's) gives EBADF, ignored.
+        unsafe { libc::close(fd) };
+    }
+    Ok(())
 }
 
 /// Waits for PID 1 of the sandbox and exits with its status.

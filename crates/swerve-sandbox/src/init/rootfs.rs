@@ -8,10 +8,15 @@
 //!   SSH host keys, private TLS keys or package managers' credentials;
 //! - the layers: the repository at its mount point, environments beside it;
 //! - a fresh `/proc` of the sandbox's PID namespace with Docker's masked and read-only paths
-//!   ([`PROC_MASKED`], [`PROC_READ_ONLY`]), the host's `/sys` read-only (less
-//!   [`SYS_MASKED`]), a minimal `/dev`, private `/tmp`, `/run` and `/dev/shm` tmpfs mounts;
+//!   ([`PROC_MASKED`], [`PROC_READ_ONLY`]), a read-only `/sys` (less [`SYS_MASKED`]) with the
+//!   sandbox's own cgroup2 view and CPUs, a minimal `/dev`, private `/tmp`, `/run` and
+//!   `/dev/shm` tmpfs mounts;
 //! - a private, writable `HOME`, and the configured or toolchain exposures (read-only unless
 //!   marked writable), with credentials inside them covered.
+//!
+//! With a base root (`InitSpec::system_root`, `sandbox.userland = "base"`) the system
+//! directories and the whole `/etc` are the base root's instead, read-only: the same tools
+//! and versions on every host.
 //!
 //! Nothing else of the host is reachable: not `/root`, `/home`, `/mnt`, `/media`, `/srv`,
 //! nor any other top-level directory. The root itself is remounted read-only.
@@ -35,7 +40,8 @@ use super::{HostSources, InitSpec, LayerSpec};
 /// host paths below it stay reachable through [`HostSources`].
 const NEW_ROOT: &str = "/tmp";
 
-/// Top-level host entries every sandbox sees, read-only (symlinks are recreated as such).
+/// Top-level entries of the system root (the host's or a base root) every sandbox sees,
+/// read-only (symlinks are recreated as such).
 const SYSTEM_DIRS: &[&str] = &["usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32"];
 
 /// Entries of the host's `/etc` a sandbox sees, read-only, where they exist. Names ending in
@@ -114,6 +120,12 @@ const PROC_READ_ONLY: &[&str] = &["bus", "fs", "irq", "sys", "sysrq-trigger"];
 /// `/sys` entries covered, as in Docker's default.
 const SYS_MASKED: &[&str] = &["firmware", "devices/virtual/powercap"];
 
+/// How the sandbox's own `/sys` and cgroup2 view are mounted: read-only, nothing to run.
+const PSEUDO_READ_ONLY: MsFlags = MsFlags::MS_RDONLY
+    .union(MsFlags::MS_NOSUID)
+    .union(MsFlags::MS_NODEV)
+    .union(MsFlags::MS_NOEXEC);
+
 /// Device nodes bound from the host into `/dev`.
 const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
 
@@ -149,16 +161,25 @@ pub(crate) fn build_and_pivot(spec: &InitSpec, sources: &HostSources) -> Result<
                 MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
                 Some("mode=0755"),
             )?;
-            bind_system_dirs(root)?;
-            build_etc(root)?;
+            match &spec.system_root {
+                Some(system_root) => {
+                    let system_root = sources.get(system_root);
+                    bind_system_dirs(root, &system_root)?;
+                    bind_host_entry(&system_root.join("etc"), &root.join("etc"))?;
+                }
+                None => {
+                    bind_system_dirs(root, Path::new("/"))?;
+                    build_etc(root)?;
+                }
+            }
         }
     }
     for (mount_point, layer) in &spec.layers {
         mount_layer(root, mount_point, layer, sources)?;
     }
     build_proc(root)?;
-    build_sys(root)?;
     build_dev(root)?;
+    build_sys(root, spec)?;
     let tmp_size = format!("size={},mode=1777", spec.tmp_bytes);
     for scratch in ["tmp", "run"] {
         let target = root.join(scratch);
@@ -218,11 +239,11 @@ fn inside(root: &Path, path: &Path) -> std::path::PathBuf {
     root.join(path.strip_prefix("/").unwrap_or(path))
 }
 
-/// Binds the host's system directories read-only, recreating those that are symlinks
-/// (`/bin -> usr/bin` on merged-`/usr` systems).
-fn bind_system_dirs(root: &Path) -> Result<(), String> {
+/// Binds the system directories of `system_root` (`/`, or a base root) read-only,
+/// recreating those that are symlinks (`/bin -> usr/bin` on merged-`/usr` systems).
+fn bind_system_dirs(root: &Path, system_root: &Path) -> Result<(), String> {
     for name in SYSTEM_DIRS {
-        bind_host_entry(&Path::new("/").join(name), &root.join(name))?;
+        bind_host_entry(&system_root.join(name), &root.join(name))?;
     }
     Ok(())
 }
@@ -316,14 +337,80 @@ fn build_proc(root: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The host's `/sys`, read-only, with Docker's masked paths.
-fn build_sys(root: &Path) -> Result<(), String> {
+/// `/sys`, read-only, as a container on a cgroup-v2 host sees it: a sysfs of the sandbox's
+/// network namespace (the host's `/sys` bound when the host's network is shared), Docker's
+/// masked paths covered, the sandbox's own cgroup2 view at `/sys/fs/cgroup` and its CPUs as
+/// the online ones (see [`crate::cpus`]).
+fn build_sys(root: &Path, spec: &InitSpec) -> Result<(), String> {
     let sys = root.join("sys");
-    bind_host_entry(Path::new("/sys"), &sys)?;
+    mkdir(&sys)?;
+    // A fresh sysfs needs the sandbox's own network namespace; it shows that namespace's
+    // interfaces, and none of the host's mounts below `/sys`.
+    if spec.network
+        || mount(
+            Some("sysfs"),
+            &sys,
+            Some("sysfs"),
+            PSEUDO_READ_ONLY,
+            None::<&str>,
+        )
+        .is_err()
+    {
+        bind_host_entry(Path::new("/sys"), &sys)?;
+    }
     for name in SYS_MASKED {
         mask(&sys.join(name))?;
     }
+    mount_cgroup_view(&sys.join("fs/cgroup"))?;
+    if !spec.cpus.is_empty() {
+        show_text(
+            root,
+            &sys.join("devices/system/cpu/online"),
+            &format!("{}\n", crate::cpus::cpu_list(&spec.cpus)),
+        )?;
+    }
     Ok(())
+}
+
+/// The sandbox's own cgroup2 hierarchy, read-only, at `target`: rooted at the sandbox's
+/// cgroup by its cgroup namespace, as Docker shows it on a cgroup-v2 host. On a cgroup-v1
+/// host the unified hierarchy has no controllers, so no limit file is there to misread (the
+/// host's v1 `cpu.shares` made pylint count one CPU). Where the kernel refuses the mount, an
+/// empty read-only directory: never the host's controllers.
+fn mount_cgroup_view(target: &Path) -> Result<(), String> {
+    if !target.is_dir() {
+        return Ok(());
+    }
+    if mount(
+        Some("cgroup2"),
+        target,
+        Some("cgroup2"),
+        PSEUDO_READ_ONLY,
+        None::<&str>,
+    )
+    .is_ok()
+    {
+        return Ok(());
+    }
+    cover_directory(target)
+}
+
+/// Covers the file `target` with a read-only file holding `text`. The text is written to the
+/// sandbox's `/dev` tmpfs (built before), bound, and unlinked there.
+fn show_text(root: &Path, target: &Path, text: &str) -> Result<(), String> {
+    if !target.exists() {
+        return Ok(());
+    }
+    let source = root.join("dev").join(format!(
+        ".swerve-{}",
+        target.file_name().unwrap_or_default().to_string_lossy()
+    ));
+    std::fs::write(&source, text)
+        .map_err(|error| format!("cannot write {}: {error}", source.display()))?;
+    let bound = bind_read_only(&source, target);
+    std::fs::remove_file(&source)
+        .map_err(|error| format!("cannot remove {}: {error}", source.display()))?;
+    bound
 }
 
 /// Covers `target`: a directory with an empty read-only tmpfs, a file with an empty file.

@@ -41,6 +41,7 @@ pub(crate) fn become_pid1(
         bring_loopback_up()?;
     }
     let _ = nix::unistd::sethostname("swerve-sandbox");
+    crate::cpus::pin(&spec.cpus)?;
     rootfs::build_and_pivot(spec, &sources)?;
     drop(sources);
     harden::harden()?;

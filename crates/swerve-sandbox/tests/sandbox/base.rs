@@ -340,3 +340,102 @@ fn a_base_of_the_old_format_is_rebuilt_without_disturbing_its_workspaces() {
         marker
     );
 }
+
+/// Gives [`History`]'s source everything that could carry the future into a base besides its
+/// branches and tags: a remote with a tracking ref, notes, a stash, reflogs naming the fix,
+/// `ORIG_HEAD`, a dangling commit and blob, objects both loose and packed. Returns the blob of
+/// the fix (`the-fix.txt`), which only later history has.
+fn add_the_future(history: &History) -> String {
+    let git = |command: &str| sh(&history.repo, command);
+    git("git repack -q -d && git commit -q --allow-empty -m 'loose after the pack'");
+    git("git remote add upstream https://example.com/history.git");
+    git("git update-ref refs/remotes/upstream/main HEAD");
+    git("git notes add -m 'fixes everything' HEAD");
+    git("echo scratch > base.txt && git stash -q");
+    git("git branch feature && git reset -q --hard HEAD~1 && git reset -q --hard ORIG_HEAD");
+    git("echo 'dangling future' | git hash-object -w --stdin");
+    git("git commit-tree -m dangling HEAD^{tree}");
+    let fix = git("git rev-parse HEAD~1:the-fix.txt");
+    assert_eq!(git(&format!("git cat-file -t {fix}")), "blob");
+    fix
+}
+
+#[test]
+fn a_rollout_finds_nothing_after_the_base_anywhere_in_git() {
+    let history = History::new();
+    let fix = add_the_future(&history);
+    let base = history.base();
+    let workspace = Workspace::create(
+        &history.cache,
+        &base,
+        &WorkspaceOptions {
+            sandbox: isolated(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let run = |command: &str| {
+        let outcome = workspace
+            .sandbox()
+            .run(command, Duration::from_secs(30))
+            .unwrap();
+        (outcome.exit_code, outcome.stdout_text())
+    };
+    let ok = |command: &str| {
+        let (code, stdout) = run(command);
+        assert_eq!(code, Some(0), "{command}: {stdout}");
+        stdout
+    };
+    let history_of_base = lines(&ok("git rev-list HEAD"));
+    assert_eq!(lines(&ok("git rev-list --all")), history_of_base);
+    assert_eq!(
+        ok("git log --all --format=%s"),
+        "base\nskewed\nthree\ntwo\none\n"
+    );
+    let commits = ok(
+        "git cat-file --batch-all-objects --batch-check='%(objecttype) %(objectname)' | sed -n 's/^commit //p'",
+    );
+    assert_eq!(lines(&commits), history_of_base);
+    // Nothing unreachable: fsck finds no dangling object to recover.
+    assert_eq!(ok("git fsck --unreachable --no-progress 2>&1"), "");
+    assert_eq!(ok("git fsck --lost-found --no-progress 2>&1"), "");
+    assert_eq!(ok("ls .git/lost-found 2>/dev/null | wc -l"), "0\n");
+    // `git cat-file -e` answers 1 for a missing object, 0 for one that is there.
+    assert_eq!(
+        run("git cat-file -e $(git rev-parse HEAD:base.txt)").0,
+        Some(0)
+    );
+    for blob in [
+        fix.as_str(),
+        "$(echo 'dangling future' | git hash-object --stdin)",
+    ] {
+        assert_eq!(run(&format!("git cat-file -e {blob}")).0, Some(1), "{blob}");
+    }
+    assert_eq!(
+        ok("git stash list; git notes list; git reflog; git remote"),
+        ""
+    );
+    assert_eq!(
+        ok("ls .git | grep -E '_HEAD$|^logs$' || true; ls .git/objects/info"),
+        ""
+    );
+    // One pack of its own: no alternates, nothing shared with the source.
+    let packs = ok(
+        "ls .git/objects/pack/*.pack | wc -l; find .git/objects -type f | grep -vc /pack/ || true",
+    );
+    assert_eq!(packs, "1\n0\n");
+    for entry in std::fs::read_dir(base.path.join(".git/objects/pack")).unwrap() {
+        let metadata = entry.unwrap().metadata().unwrap();
+        assert_eq!(std::os::unix::fs::MetadataExt::nlink(&metadata), 1);
+    }
+    // The checkout is unchanged: on its branch, tags kept, clean, complete.
+    assert_eq!(ok("git symbolic-ref HEAD"), "refs/heads/main\n");
+    assert_eq!(
+        lines(&ok("git tag -l")),
+        KEPT.iter().map(|tag| tag.to_string()).collect()
+    );
+    assert_eq!(ok("git status --porcelain && cat base.txt"), "base");
+    ok("git fsck --no-dangling --no-progress");
+    // The source still has all of it: the test would see a leak.
+    assert_eq!(sh(&history.repo, &format!("git cat-file -t {fix}")), "blob");
+}

@@ -1,4 +1,4 @@
-//! swerve-sandbox's integration tests: base checkouts, workspaces, output caps and the adversarial security suite.
+//! swerve-sandbox's integration tests: base checkouts, workspaces, what a sandbox shows of its host, submodules, output caps, the adversarial security suite and the base userland.
 //!
 //! One integration-test binary for the crate (`cargo test -p swerve-sandbox --test sandbox`), one module
 //! per area; `cargo test -p swerve-sandbox --test sandbox <module>::` runs one area.
@@ -6,6 +6,9 @@
 mod common;
 
 mod base;
+mod host_view;
 mod output_cap;
 mod security;
+mod submodules;
+mod userland;
 mod workspace;

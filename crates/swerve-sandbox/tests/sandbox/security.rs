@@ -2,6 +2,7 @@
 
 use crate::common;
 
+use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
@@ -553,6 +554,107 @@ fn kernel_modules_devices_and_the_kernel_log_are_out_of_reach() {
             );
         }
     }
+}
+
+/// Makes each system call of `calls` (`name number args`, one per line; `args` a Python
+/// tuple, `FDCWD` standing for `AT_FDCWD` and `BUF` for a zeroed 120-byte buffer) with
+/// `syscall(2)` in the sandbox, and returns each name's result and `errno`.
+fn raw_syscalls(workspace: &Workspace, calls: &str) -> BTreeMap<String, (i64, i32)> {
+    let script = format!(
+        "import ctypes\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
+         libc.syscall.restype = ctypes.c_long\n\
+         FDCWD, BUF = -100, ctypes.create_string_buffer(120)\n\
+         for line in '''{calls}'''.strip().splitlines():\n\
+         \x20   name, number, args = line.split(None, 2)\n\
+         \x20   args = [ctypes.c_long(a) if isinstance(a, int) else a for a in eval(args)]\n\
+         \x20   ctypes.set_errno(0)\n\
+         \x20   print(name, libc.syscall(ctypes.c_long(int(number)), *args), ctypes.get_errno())\n"
+    );
+    let outcome = run(
+        workspace,
+        &format!("cat > /tmp/calls.py <<'EOF'\n{script}EOF\npython3 /tmp/calls.py"),
+    );
+    let stdout = outcome.stdout_text();
+    let results: BTreeMap<String, (i64, i32)> = stdout
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let name = words.next()?.to_owned();
+            Some((
+                name,
+                (words.next()?.parse().ok()?, words.next()?.parse().ok()?),
+            ))
+        })
+        .collect();
+    assert_eq!(
+        results.len(),
+        calls.trim().lines().count(),
+        "{stdout}{}",
+        outcome.stderr_text()
+    );
+    results
+}
+
+#[test]
+fn io_uring_userfaultfd_and_the_new_mount_api_are_refused() {
+    let fixture = Fixture::new();
+    let workspace = fixture.workspace(isolated());
+    let arm = cfg!(target_arch = "aarch64");
+    // getpid and personality's query are allowed: they show the probe itself works.
+    // io_uring_setup(8, params) returns a ring where the kernel allows io_uring (Docker's
+    // profile refuses it since 25.0); userfaultfd with UFFD_USER_MODE_ONLY needs no
+    // privilege; then the new mount API, a socket to the hypervisor (AF_VSOCK) and unshare
+    // (CLONE_FILES, which needs no privilege). fchmodat2, newer than the list, fails with
+    // ENOSYS so the C library falls back to fchmodat.
+    let calls = format!(
+        "getpid {getpid} ()\n\
+         personality {personality} (0xffffffff,)\n\
+         io_uring_setup 425 (8, BUF)\n\
+         io_uring_enter 426 (0, 1, 0, 0, None, 0)\n\
+         io_uring_register 427 (0, 0, None, 0)\n\
+         userfaultfd {userfaultfd} (0o2000000 | 1,)\n\
+         open_tree 428 (FDCWD, b'/testbed', 1)\n\
+         move_mount 429 (FDCWD, b'/tmp', FDCWD, b'/testbed', 0)\n\
+         fsopen 430 (b'tmpfs', 0)\n\
+         fsconfig 431 (0, 0, None, None, 0)\n\
+         fsmount 432 (0, 0, 0)\n\
+         fspick 433 (FDCWD, b'/testbed', 0)\n\
+         mount_setattr 442 (FDCWD, b'/testbed', 0, None, 0)\n\
+         vsock {socket} (40, 1, 0)\n\
+         unshare {unshare} (0x400,)\n\
+         fchmodat2 452 (FDCWD, b'/tmp', 0o755, 0)\n",
+        getpid = if arm { 172 } else { 39 },
+        personality = if arm { 92 } else { 135 },
+        userfaultfd = if arm { 282 } else { 323 },
+        socket = if arm { 198 } else { 41 },
+        unshare = if arm { 97 } else { 272 },
+    );
+    let results = raw_syscalls(&workspace, &calls);
+    assert!(results["getpid"].0 > 0, "{results:?}");
+    assert!(results["personality"].0 >= 0, "{results:?}");
+    for call in [
+        "io_uring_setup",
+        "io_uring_enter",
+        "io_uring_register",
+        "userfaultfd",
+        "open_tree",
+        "move_mount",
+        "fsopen",
+        "fsconfig",
+        "fsmount",
+        "fspick",
+        "mount_setattr",
+        "vsock",
+        "unshare",
+    ] {
+        assert_eq!(
+            results[call],
+            (-1, libc::EPERM),
+            "{call} was not refused with EPERM: {results:?}"
+        );
+    }
+    assert_eq!(results["fchmodat2"], (-1, libc::ENOSYS), "{results:?}");
 }
 
 #[test]

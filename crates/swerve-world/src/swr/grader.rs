@@ -73,7 +73,7 @@ impl EvaluationContexts {
         };
         let base = self
             .cache
-            .prepare_task_base(&self.repos, task)
+            .prepare_task_base(&self.repos, task, false)
             .map_err(|error| infra("preparing the base checkout", &error))?;
         let spec = resolve_spec(task, &base.path, &self.recipes)
             .map_err(|error| infra("working out how to test the task", &error))?;

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use swerve_core::trajectory::import::detect_and_import;
-use swerve_train::reward::reward;
+use swerve_train::reward::{earns_no_reward, reward};
 use swerve_train::rft::{keep, turn_weights};
 
 use crate::cli::{DataCommand, SampleFormatArg, SnapshotArgs};
@@ -59,6 +59,11 @@ fn snapshots(config: &Config, args: &SnapshotArgs) -> Result<ExitCode> {
             for trajectory in detect_and_import(path)? {
                 let name = format!("{}: trajectory {}", path.display(), trajectory.header.id);
                 let weights = match args.min_reward {
+                    // Graded with an infra error: no reward, so below any minimum.
+                    Some(_) if trajectory.outcome.as_ref().is_some_and(earns_no_reward) => {
+                        below += 1;
+                        continue;
+                    }
                     Some(min) => {
                         let reward = reward(&trajectory, &config.reward)
                             .with_context(|| path.display().to_string())?;

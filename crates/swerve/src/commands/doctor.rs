@@ -16,6 +16,7 @@ pub fn run(config: &Config) -> Result<ExitCode> {
         Ok(()) => println!("  {name:<20} yes  {good}"),
         Err(why) => println!("  {name:<20} no   {why}"),
     };
+    print_host(&swerve_sandbox::HostSystem::current());
     println!("sandbox");
     line(
         "namespaces",
@@ -58,6 +59,10 @@ pub fn run(config: &Config) -> Result<ExitCode> {
         (Isolation::Namespaces, Err(_)) => "none: isolation = \"namespaces\" is configured but unavailable, so sandboxes will fail to start".to_owned(),
     };
     println!("  {:<20} {in_force}", "in force");
+    match &found.userland {
+        Ok(userland) => println!("  {:<20} {userland}", "userland"),
+        Err(why) => println!("  {:<20} UNUSABLE: {why}", "userland"),
+    }
     println!("images");
     for line in image_store_lines(config) {
         println!("  {line}");
@@ -97,6 +102,33 @@ pub fn run(config: &Config) -> Result<ExitCode> {
     println!("  {:<20} {}", "cache", cache.root().display());
     println!("  {:<20} {}", "config", config_location());
     Ok(ExitCode::SUCCESS)
+}
+
+/// The kernel and C library, and each kernel feature's floor (docs/install.md).
+fn print_host(host: &swerve_sandbox::HostSystem) {
+    println!("host");
+    println!("  {:<20} {}", "kernel", host.kernel_release);
+    println!(
+        "  {:<20} {} (swerve needs 2.17 or newer)",
+        "glibc", host.glibc
+    );
+    for (feature, has) in host.features() {
+        let (major, minor) = feature.since;
+        match has {
+            Some(true) => println!(
+                "  {:<20} yes  {} (Linux {major}.{minor})",
+                feature.name, feature.gives
+            ),
+            Some(false) => println!(
+                "  {:<20} no   needs Linux {major}.{minor}: {}",
+                feature.name, feature.without
+            ),
+            None => println!(
+                "  {:<20} ?    needs Linux {major}.{minor}; this kernel's release does not parse",
+                feature.name
+            ),
+        }
+    }
 }
 
 fn print_confinement(confinement: &Confinement, sandbox: &SandboxConfig) {

@@ -1,5 +1,6 @@
 //! One module per subcommand; [`run`] dispatches and applies command-line overrides.
 
+mod completions;
 mod config;
 mod context;
 mod data;
@@ -9,6 +10,7 @@ mod edit_bench;
 mod env;
 pub mod eval;
 mod images;
+mod man;
 mod replay;
 mod run;
 mod select;
@@ -31,6 +33,13 @@ use swerve_rollout::config::{Config, Sources};
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    // What describes the command line itself needs no configuration: a broken swerve.toml
+    // must not keep a shell from getting its completions.
+    match &cli.command {
+        Command::Completions(args) => return completions::run(args),
+        Command::Man(args) => return man::run(args),
+        _ => {}
+    }
     let resolved = Config::resolve(&sources(&cli))?;
     let config = resolved.config;
     match cli.command {
@@ -52,6 +61,18 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::View(args) => view::run(args),
         Command::Doctor => doctor::run(&config),
         Command::Config(command) => config::run(&config, &resolved.origins, command),
+        Command::Completions(_) | Command::Man(_) => unreachable!("dispatched above"),
+    }
+}
+
+/// Writes generated text to standard output; a reader that stopped early (`| head`) is not an
+/// error.
+fn write_stdout(text: &[u8]) -> Result<ExitCode> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text).and_then(|()| stdout.flush()) {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(error.into()),
+        _ => Ok(ExitCode::SUCCESS),
     }
 }
 

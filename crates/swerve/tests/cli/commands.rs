@@ -231,6 +231,31 @@ fn doctor_reports_the_isolation_in_force() {
         assert!(report.contains(line), "{line} missing from:\n{report}");
     }
     assert!(report.contains(&cache.path().display().to_string()));
+    assert!(
+        report.contains("userland             host: this machine's /usr"),
+        "{report}"
+    );
+}
+
+#[test]
+fn doctor_says_which_base_userland_is_configured_without_building_it() {
+    let cache = tempfile::tempdir().unwrap();
+    let config = cache.path().join("swerve.toml");
+    std::fs::write(
+        &config,
+        "[sandbox]\nuserland = \"base\"\n[sandbox.base_userland]\nsuite = \"bookworm\"\npackages = [\"ed\", \"git\"]\n",
+    )
+    .unwrap();
+    let output = swerve(
+        cache.path(),
+        &["--config", config.to_str().unwrap(), "doctor"],
+    );
+    let report = succeeded(&output);
+    assert!(
+        report.contains("userland             base: Debian bookworm with 2 packages (key "),
+        "{report}"
+    );
+    assert!(report.contains("not built yet"), "{report}");
 }
 
 #[test]

@@ -6,7 +6,9 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{examples, root, sh, sh_exact, stderr, stdout, succeeded, swerve};
+use common::{
+    RunArgs, examples, root, sh, sh_exact, stderr, stdout, succeeded, swerve, swerve_without_cargo,
+};
 
 use serde_json::{Value, json};
 
@@ -465,4 +467,232 @@ fn saved_logs_are_regraded_without_running_anything() {
             .len(),
         2
     );
+}
+
+/// The bundled Rust tasks, in a tasks file of their own under `dir`, and their ids, sorted.
+fn rust_tasks(dir: &Path) -> (PathBuf, Vec<String>) {
+    let rows: Vec<Value> = example_rows()
+        .into_iter()
+        .filter(|row| row["language"] == "rust")
+        .collect();
+    assert!(!rows.is_empty());
+    let tasks = dir.join("rust-tasks.jsonl");
+    write_jsonl(&tasks, &rows);
+    let mut ids: Vec<String> = rows
+        .iter()
+        .map(|row| row["instance_id"].as_str().unwrap().to_owned())
+        .collect();
+    ids.sort();
+    (tasks, ids)
+}
+
+#[test]
+fn a_task_whose_toolchain_is_absent_is_infra_and_earns_no_reward() {
+    let cache = tempfile::tempdir().unwrap();
+    let (tasks, ids) = rust_tasks(cache.path());
+    let out = cache.path().join("no-cargo");
+    let repos = root().join("examples/repos");
+    let output = swerve_without_cargo(
+        cache.path(),
+        &[
+            "--repos",
+            repos.to_str().unwrap(),
+            "eval",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--gold",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        stderr(&output).contains("ERROR (infra)"),
+        "{}",
+        stderr(&output)
+    );
+    let reports = results(&out);
+    for id in &ids {
+        let report = &reports[id.as_str()];
+        assert_eq!(report["error_class"], "infra", "{id}: {report}");
+        assert_eq!(report["infra_failure"], true, "{id}: {report}");
+        assert_eq!(report["infra_failure_reason"], "test_runner_missing");
+        // The gold patch applied; the tests could not start.
+        assert_eq!(report["patch_successfully_applied"], true, "{report}");
+        assert_eq!(report["resolved"], false);
+        assert!(
+            report["error"].as_str().unwrap().contains("'cargo'"),
+            "{report}"
+        );
+        let log =
+            std::fs::read_to_string(out.join("logs").join(id).join("run_instance.log")).unwrap();
+        assert!(
+            log.contains("swerve probe: the test runner 'cargo' is not on PATH"),
+            "{log}"
+        );
+    }
+    let run: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(run["infra_failure_ids"], json!(ids), "{run}");
+    assert_eq!(run["infra_failure_instances"], ids.len());
+    assert_eq!(run["resolved_instances"], 0);
+    assert_eq!(run["failure_reasons"][&ids[0]], "test_runner_missing");
+
+    // A rollout graded so earns no reward: `reward` null in its outcome, and left out of
+    // the advantages.
+    let run_dir = cache.path().join("run");
+    let rollout = swerve_without_cargo(
+        cache.path(),
+        &RunArgs::new(&run_dir)
+            .model("replay")
+            .args(["--eval", "tests", ids[0].as_str()])
+            .strs(),
+    );
+    succeeded(&rollout);
+    let trajectory = run_dir.join(format!("trajectories/{}__0.jsonl", ids[0]));
+    let outcome = swerve_core::trajectory::read_trajectory(&trajectory)
+        .unwrap()
+        .trajectory
+        .outcome
+        .unwrap();
+    assert_eq!(outcome.reward, None, "{outcome:?}");
+    let report = outcome.eval_report.as_ref().unwrap();
+    assert_eq!(report["error_class"], "infra", "{report}");
+    assert_eq!(outcome.extra["reward"], Value::Null, "{outcome:?}");
+    let advantages = swerve(
+        cache.path(),
+        &[
+            "data",
+            "advantages",
+            "--run",
+            run_dir.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    succeeded(&advantages);
+    let summary: Value = serde_json::from_str(stdout(&advantages).trim()).unwrap();
+    assert_eq!(summary["trajectories"], 0, "{summary}");
+    assert_eq!(
+        summary["no_reward"].as_array().unwrap().len(),
+        1,
+        "{summary}"
+    );
+
+    // With cargo in sight the same gold patches resolve: the failure was the environment's,
+    // and it was not cached.
+    let with_cargo = cache.path().join("with-cargo");
+    succeeded(&swerve(
+        cache.path(),
+        &[
+            "--repos",
+            repos.to_str().unwrap(),
+            "eval",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--gold",
+            "--out",
+            with_cargo.to_str().unwrap(),
+        ],
+    ));
+    for id in &ids {
+        assert_eq!(results(&with_cargo)[id.as_str()]["resolved"], true);
+    }
+}
+
+#[test]
+fn a_patch_that_breaks_the_test_runner_is_the_models_failure() {
+    let cache = tempfile::tempdir().unwrap();
+    let row = example_rows()
+        .into_iter()
+        .find(|row| row["instance_id"] == "swerve-examples__calc-1")
+        .unwrap();
+    assert_eq!(row["test_cmd"], "python3 -m unittest -v");
+    // The gold fix, plus a `unittest` package at the repository's root that shadows the
+    // standard library's (`python3 -m` puts the working directory first on `sys.path`) and
+    // fails the way a runner that cannot start does: exit 127, "command not found".
+    let dir = checkout(cache.path(), &row, true);
+    std::fs::create_dir(dir.join("unittest")).unwrap();
+    std::fs::write(dir.join("unittest/__init__.py"), "").unwrap();
+    std::fs::write(
+        dir.join("unittest/__main__.py"),
+        "import sys\nprint('python3: command not found')\nsys.exit(127)\n",
+    )
+    .unwrap();
+    sh(&dir, "git add -A");
+    let patch = sh_exact(&dir, "git diff --cached");
+    let predictions = cache.path().join("preds.jsonl");
+    write_jsonl(
+        &predictions,
+        &[
+            json!({"instance_id": row["instance_id"], "model_name_or_path": "m", "model_patch": patch}),
+        ],
+    );
+    let tasks = cache.path().join("tasks.jsonl");
+    write_jsonl(&tasks, std::slice::from_ref(&row));
+    let out = cache.path().join("out");
+    let repos = root().join("examples/repos");
+    swerve(
+        cache.path(),
+        &[
+            "--repos",
+            repos.to_str().unwrap(),
+            "eval",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--predictions",
+            predictions.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    let report = &results(&out)["swerve-examples__calc-1"];
+    assert_ne!(report["error_class"], "infra", "{report}");
+    assert_eq!(report["infra_failure"], false, "{report}");
+    assert_eq!(report["patch_successfully_applied"], true, "{report}");
+    assert_eq!(report["resolved"], false, "{report}");
+    let test_output = std::fs::read_to_string(report["log_path"].as_str().unwrap()).unwrap();
+    assert!(
+        test_output.contains(">>>>> Test Exit Code: 127"),
+        "{test_output}"
+    );
+}
+
+#[test]
+fn a_cache_hit_still_writes_the_instances_logs_into_out() {
+    let cache = tempfile::tempdir().unwrap();
+    let tasks = examples();
+    let id = "swerve-examples__calc-1";
+    let first = cache.path().join("first");
+    succeeded(&eval(cache.path(), &tasks, &first, &["--gold", id]));
+    let second = cache.path().join("second");
+    let started = std::time::Instant::now();
+    succeeded(&eval(cache.path(), &tasks, &second, &["--gold", id]));
+    let report = &results(&second)[id];
+    assert_eq!(report["resolved"], true, "{report}");
+    let logs = second.join("logs").join(id);
+    assert_eq!(
+        report["log_path"],
+        json!(logs.join("test_output.txt")),
+        "log_path points into the older run: {report} ({:?})",
+        started.elapsed()
+    );
+    for name in [
+        "patch.diff",
+        "eval.sh",
+        "run_instance.log",
+        "test_output.txt",
+        "report.json",
+    ] {
+        let cached = std::fs::read_to_string(logs.join(name))
+            .unwrap_or_else(|error| panic!("{name}: {error}"));
+        if name != "report.json" {
+            assert_eq!(
+                cached,
+                std::fs::read_to_string(first.join("logs").join(id).join(name)).unwrap(),
+                "{name}"
+            );
+        }
+    }
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(logs.join("report.json")).unwrap()).unwrap();
+    assert_eq!(saved[id]["log_path"], report["log_path"]);
 }

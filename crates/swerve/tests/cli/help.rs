@@ -83,3 +83,107 @@ fn usage_errors_are_pinned() {
     assert_cmd_snapshot!("usage_unknown_option", run(&["run", "--modle", "x"]));
     assert_cmd_snapshot!("usage_missing_value", run(&["run", "--tasks"]));
 }
+
+/// Every command the help walk reaches, as its words after `swerve` (the top is empty).
+fn every_command() -> Vec<Vec<String>> {
+    let mut pending = vec![Vec::<String>::new()];
+    let mut found = Vec::new();
+    while let Some(path) = pending.pop() {
+        for subcommand in subcommands(&stdout(&help(&path))) {
+            let mut next = path.clone();
+            next.push(subcommand);
+            pending.push(next);
+        }
+        found.push(path);
+    }
+    found
+}
+
+#[test]
+fn man_pages_cover_every_command_and_completions_every_shell() {
+    let commands = every_command();
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_swerve"))
+        .args(["man", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let mut pages: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    pages.sort();
+    let mut expected: Vec<String> = commands
+        .iter()
+        .map(|path| {
+            let words: Vec<&str> = std::iter::once("swerve")
+                .chain(path.iter().map(String::as_str))
+                .collect();
+            format!("{}.1", words.join("-"))
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(pages, expected);
+    let page = std::fs::read_to_string(dir.path().join("swerve-data-export.1")).unwrap();
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH swerve-data-export 1"),
+        "{page}"
+    );
+    assert!(
+        page.contains("swerve data export"),
+        "the synopsis names the command: {page}"
+    );
+
+    // Each shell's script names every top-level command; a broken configuration file does not
+    // keep a shell from getting it.
+    let config = dir.path().join("broken.toml");
+    std::fs::write(&config, "x = [").unwrap();
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let output = Command::new(env!("CARGO_BIN_EXE_swerve"))
+            .arg("--config")
+            .arg(&config)
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{shell}: {output:?}");
+        let script = stdout(&output);
+        for path in commands.iter().filter(|path| path.len() == 1) {
+            assert!(
+                script.contains(&path[0]),
+                "{shell} completions lack {}",
+                path[0]
+            );
+        }
+    }
+    // A bash that sources the script completes `swerve ed` to `edit-bench`.
+    let bash = Command::new(env!("CARGO_BIN_EXE_swerve"))
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    let script = dir.path().join("swerve.bash");
+    std::fs::write(&script, &bash.stdout).unwrap();
+    let completed = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "source {}; COMP_WORDS=(swerve ed); COMP_CWORD=1; _swerve swerve ed swerve; echo \"${{COMPREPLY[@]}}\"",
+            script.display()
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&completed).trim(), "edit-bench", "{completed:?}");
+}
+
+#[test]
+fn the_version_names_the_package_version() {
+    let output = Command::new(env!("CARGO_BIN_EXE_swerve"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    let text = stdout(&output);
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(
+        text.starts_with(&format!("swerve {version}")),
+        "{text:?} should start with swerve {version}"
+    );
+}

@@ -146,13 +146,13 @@ fn env_exec_sees_the_environment_grading_uses() {
     let fixture = Fixture::new();
     let tasks = fixture.tasks.to_str().unwrap();
     let probe = "python -c 'import sys, helper, app; print(sys.prefix, helper.X, app.value())'; \
-                 echo \"$VIRTUAL_ENV $HELPER_MODE\"; cat installed.txt; \
+                 echo \"${VIRTUAL_ENV-no-venv} $HELPER_MODE\"; cat installed.txt; \
                  echo x > ~/.probe && echo home-writable; command -v python";
     let output = fixture.swerve(&["env", "exec", "--tasks", tasks, "t__helper-1", "--", probe]);
     let text = succeeded(&output);
     assert_eq!(
         text,
-        "/swerve-env 42 41\n/swerve-env on\ninstalled\nhome-writable\n/swerve-env/bin/python\n",
+        "/swerve-env 42 41\nno-venv on\ninstalled\nhome-writable\n/swerve-env/bin/python\n",
         "{}",
         common::stderr(&output)
     );

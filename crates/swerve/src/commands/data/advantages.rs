@@ -14,7 +14,7 @@ use swerve_train::reward::RewardBreakdown;
 
 use crate::cli::{AdvantagesArgs, EstimatorArg};
 use swerve_rollout::config::Config;
-use swerve_train::reward::reward_of;
+use swerve_train::reward::{earns_no_reward, reward_of};
 use swerve_train::rows::write_lines;
 
 use swerve_rollout::run_dir::trajectory_files;
@@ -32,7 +32,18 @@ pub fn run(config: &Config, args: &AdvantagesArgs) -> Result<ExitCode> {
         EstimatorArg::Rloo => Estimator::Rloo,
     };
     let mut groups: BTreeMap<String, Vec<(Loaded, RewardBreakdown)>> = BTreeMap::new();
+    // Rollouts graded with an infra error earn no reward: left out of every group.
+    let mut no_reward = Vec::new();
     for loaded in load_all(&trajectory_files(source.run.as_deref(), &source.files)?)? {
+        if loaded
+            .trajectory
+            .outcome
+            .as_ref()
+            .is_some_and(earns_no_reward)
+        {
+            no_reward.push(loaded.name());
+            continue;
+        }
         let reward = reward_of(&loaded, &config.reward)?;
         let instance = loaded.trajectory.header.instance_id.clone();
         groups.entry(instance).or_default().push((loaded, reward));
@@ -113,6 +124,7 @@ pub fn run(config: &Config, args: &AdvantagesArgs) -> Result<ExitCode> {
         "mean_reward": if trajectories == 0 { 0.0 } else { reward_sum / trajectories as f64 },
         "pass_at_k": pass,
         "rows": rows.len(),
+        "no_reward": no_reward,
         "out": out,
         "group_stats": group_rows,
     });
@@ -142,6 +154,14 @@ pub fn run(config: &Config, args: &AdvantagesArgs) -> Result<ExitCode> {
             },
             out.display()
         );
+        if !no_reward.is_empty() {
+            println!(
+                "{} left out: graded with an infra error, they earn no reward (grade them \
+                 again): {}",
+                no_reward.len(),
+                no_reward.join(", ")
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -46,6 +46,27 @@ pub fn swerve(cache: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Runs the swerve binary as [`swerve`] does, but with Rust's toolchain out of sight: every
+/// directory of `PATH` holding a `cargo` left out, and no `CARGO_HOME` or `RUSTUP_HOME`, so
+/// sandboxes (which expose the toolchains `PATH` names) have no `cargo`.
+pub fn swerve_without_cargo(cache: &Path, args: &[&str]) -> Output {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let path: Vec<&str> = path
+        .split(':')
+        .filter(|dir| !Path::new(dir).join("cargo").exists())
+        .collect();
+    Command::new(env!("CARGO_BIN_EXE_swerve"))
+        .args(args)
+        .env("SWERVE_CACHE_DIR", cache)
+        .env("PATH", path.join(":"))
+        .env_remove("CARGO_HOME")
+        .env_remove("RUSTUP_HOME")
+        .env_remove("RUST_LOG")
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
 /// The arguments of a `swerve run` over the bundled tasks, built option by option (in the
 /// order given): `RunArgs::new(&out).served("demo-model", &url).set("k=v").args(["--eval"])`.
 #[derive(Clone, Debug)]

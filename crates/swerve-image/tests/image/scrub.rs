@@ -1,0 +1,168 @@
+//! An image's repository is scrubbed before any agent sees it: the `swe` test image (built by
+//! `scripts/test-images.sh`) keeps, as SWE-bench's images did before their fix of #465, the
+//! fix of `subtract` in later commits, a tag, a branch, a remote, notes, a stash, a reflog
+//! and dangling objects. In a workspace of the image none of it is left, the base's history
+//! and older tag are, and the scrub is done once per image, not per workspace.
+
+use std::time::Duration;
+
+use swerve_core::Shell;
+use swerve_image::{IdMapping, ImagesConfig, Store};
+use swerve_sandbox::{Cache, Isolation, SandboxConfig, Workspace, WorkspaceOptions};
+
+use crate::support::layout;
+
+/// Runs `command` in `workspace`'s sandbox; its exit code and standard output.
+fn run(workspace: &Workspace, command: &str) -> (Option<i32>, String) {
+    let outcome = workspace
+        .sandbox()
+        .run(command, Duration::from_secs(60))
+        .unwrap();
+    (outcome.exit_code, outcome.stdout_text())
+}
+
+/// Like [`run`], asserting success.
+fn ok(workspace: &Workspace, command: &str) -> String {
+    let (code, stdout) = run(workspace, command);
+    assert_eq!(code, Some(0), "{command}: {stdout}");
+    stdout
+}
+
+#[test]
+fn an_image_repository_holds_nothing_after_its_head() {
+    let Some(layout) = layout() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("store"), &ImagesConfig::default()).unwrap();
+    let record = store
+        .import(&layout, Some("swe"), "localhost/swerve/swe")
+        .unwrap();
+    let sandbox = SandboxConfig {
+        isolation: Isolation::Namespaces,
+        ..SandboxConfig::default()
+    };
+    let root = store
+        .root_for(&record, IdMapping::for_sandbox(&sandbox).unwrap())
+        .unwrap();
+    let options = WorkspaceOptions {
+        sandbox,
+        ..Default::default()
+    };
+    let cache = Cache::open(dir.path().join("cache")).unwrap();
+
+    // The image itself has the future: read its unscrubbed repository from its layers.
+    let image_repo = root
+        .layers
+        .iter()
+        .map(|layer| layer.join("testbed"))
+        .find(|repo| repo.join(".git").is_dir())
+        .unwrap();
+    let in_image = |command: &str| swerve_testing::sh(&image_repo, command);
+    let fix = in_image("git rev-parse feature:calc/__init__.py");
+    assert_eq!(in_image(&format!("git cat-file -t {fix}")), "blob");
+    assert!(
+        in_image("git rev-list --all --count")
+            .parse::<u32>()
+            .unwrap()
+            > 3
+    );
+
+    let workspace = Workspace::create_from_image(&cache, &root, &options).unwrap();
+    let head = ok(&workspace, "git rev-parse HEAD");
+    assert_eq!(workspace.base().commit, head.trim());
+    assert_eq!(
+        ok(&workspace, "git log --format=%s"),
+        "subtract, tests\nadd\n"
+    );
+    let history: Vec<&str> = vec!["subtract, tests", "add"];
+    assert_eq!(
+        ok(&workspace, "git log --all --format=%s")
+            .lines()
+            .collect::<Vec<_>>(),
+        history
+    );
+    assert_eq!(
+        ok(&workspace, "git rev-list --all"),
+        ok(&workspace, "git rev-list HEAD")
+    );
+    let mut commits: Vec<String> = ok(
+        &workspace,
+        "git cat-file --batch-all-objects --batch-check='%(objecttype) %(objectname)' | sed -n 's/^commit //p'",
+    )
+    .lines()
+    .map(str::to_owned)
+    .collect();
+    commits.sort();
+    let mut reachable: Vec<String> = ok(&workspace, "git rev-list HEAD")
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    reachable.sort();
+    assert_eq!(commits, reachable);
+    assert_eq!(
+        ok(&workspace, "git fsck --unreachable --no-progress 2>&1"),
+        ""
+    );
+    assert_eq!(
+        ok(&workspace, "git fsck --lost-found --no-progress 2>&1"),
+        ""
+    );
+    // `git cat-file -e` answers 1 for a missing object, 0 for one that is there.
+    assert_eq!(
+        run(
+            &workspace,
+            "git cat-file -e $(git rev-parse HEAD:calc/__init__.py)"
+        )
+        .0,
+        Some(0)
+    );
+    for blob in [
+        fix.as_str(),
+        "$(echo 'dangling future' | git hash-object --stdin)",
+    ] {
+        assert_eq!(
+            run(&workspace, &format!("git cat-file -e {blob}")).0,
+            Some(1),
+            "{blob}"
+        );
+    }
+    assert_eq!(
+        ok(
+            &workspace,
+            "git stash list; git notes list; git reflog; git remote; git branch --format='%(refname)'"
+        ),
+        "refs/heads/main\n"
+    );
+    assert_eq!(ok(&workspace, "git tag -l"), "v0.9\n");
+    assert_eq!(
+        ok(&workspace, "git describe --tags"),
+        format!("v0.9-1-g{}\n", &head.trim()[..7])
+    );
+    assert_eq!(
+        ok(&workspace, "ls .git | grep -E '_HEAD$|^logs$' || true"),
+        ""
+    );
+    // The working tree is the image's: the bug is there, the whited-out build product not.
+    assert!(ok(&workspace, "cat calc/__init__.py").contains("return a + b\n"));
+    assert_eq!(ok(&workspace, "git status --porcelain --ignored"), "");
+    workspace.destroy().unwrap();
+
+    // Once per image: the second workspace reuses the cached layer.
+    let scrubbed: Vec<_> = std::fs::read_dir(cache.root().join("scrubbed"))
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.path().is_dir())
+        .map(|entry| entry.path())
+        .collect();
+    assert_eq!(scrubbed.len(), 1, "{scrubbed:?}");
+    let made = scrubbed[0].metadata().unwrap().modified().unwrap();
+    let again = Workspace::create_from_image(&cache, &root, &options).unwrap();
+    assert_eq!(ok(&again, "git rev-list --all --count"), "2\n");
+    assert_eq!(scrubbed[0].metadata().unwrap().modified().unwrap(), made);
+    // The layer holds the repository's git directory and nothing else.
+    let top: Vec<_> = std::fs::read_dir(&scrubbed[0])
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name())
+        .collect();
+    assert_eq!(top, ["testbed"]);
+}
