@@ -237,8 +237,8 @@ impl Evaluator<'_> {
     /// where the image has it, no environment is built (the image has it), and the eval
     /// script activates the image's conda environment as SWE-bench's does. A task without
     /// a base commit is graded against the repository's `HEAD` in the image; an R2E-Gym row
-    /// (`expected_output_json`, no test lists) runs `run_tests.sh` and must reproduce the
-    /// expected passing tests.
+    /// (`expected_output_json`, no test lists) runs `run_tests.sh` and must reproduce every
+    /// expected status, as R2E-Gym's reward does ([`RewardRule::R2eGym`]).
     fn evaluate_in_image(
         &self,
         task: &Task,
