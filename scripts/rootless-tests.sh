@@ -76,7 +76,9 @@ echo "$results" | grep -qx '8/8 gold patches resolve their task; 0 errors; 0 not
 # its whiteouts hide what they delete, and grade the image task's gold patch (must resolve)
 # and an empty patch (must not). Layers unpack as nobody's mapped ids; whiteouts become
 # overlay xattrs in the user.* namespace.
-layout="${SWERVE_TEST_IMAGES:-/var/cache/swerve-test-images}/layout-v4"
+# The layout's version is test-images.sh's own, so a rebuilt image set is the one tested.
+images_version=$(sed -n 's/^VERSION=\([0-9]*\).*/\1/p' scripts/test-images.sh)
+layout="${SWERVE_TEST_IMAGES:-/var/cache/swerve-test-images}/layout-v$images_version"
 if [ ! -f "$layout/.ready" ]; then
   echo "rootless images skipped: no test image layout at $layout (scripts/test-images.sh builds it)"
   exit 0

@@ -11,7 +11,8 @@
 #         and tagged, a branch, a remote with its tracking ref, notes, a stash, a reflog and
 #         ORIG_HEAD naming the fix, and a dangling commit and blob; HEAD is the base
 #         ("subtract, tests"), tagged v0.9 one commit earlier
-#   r2e   laid out like R2E-Gym's: base + /testbed with run_tests.sh and r2e_tests/
+#   r2e   laid out like R2E-Gym's: base + /testbed with run_tests.sh and r2e_tests/, the
+#         tests' output ending as `pytest -rA`'s does (the summary R2E-Gym's parser reads)
 #
 # Usage: scripts/test-images.sh [DIR]   (default $SWERVE_TEST_IMAGES or
 # /var/cache/swerve-test-images); prints the layout directory. Needs root, debootstrap,
@@ -19,7 +20,7 @@
 set -euo pipefail
 
 DIR=${1:-${SWERVE_TEST_IMAGES:-/var/cache/swerve-test-images}}
-VERSION=5 # bump when the images change
+VERSION=6 # bump when the images change
 LAYOUT="$DIR/layout-v$VERSION"
 if [ -f "$LAYOUT/.ready" ]; then
   echo "$LAYOUT"
@@ -190,8 +191,37 @@ def test_shout():
 def test_whisper():
     assert whisper("HI") == "hi"
 EOF
-cp "$repo/run_pytest.py" "$r2e/run_pytest.py"
-sed -i 's/"tests"/"r2e_tests"/g' "$r2e/run_pytest.py"
+# The image has no pytest: this stand-in runs r2e_tests/test_*.py's test functions and prints
+# what `pytest -rA r2e_tests` (R2E-Gym's test command) ends with, the part R2E-Gym's parser
+# reads: the `short test summary info` section, one `STATUS path::test` line per test
+# (` - reason` after a failure's id), then the tally.
+cat >"$r2e/run_pytest.py" <<'EOF'
+import importlib.util, os, sys, traceback
+
+sys.path.insert(0, os.getcwd())
+results = []
+for name in sorted(os.listdir("r2e_tests")):
+    if not (name.startswith("test_") and name.endswith(".py")):
+        continue
+    path = os.path.join("r2e_tests", name)
+    spec = importlib.util.spec_from_file_location(name[:-3], path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for attr in sorted(dir(module)):
+        if attr.startswith("test_"):
+            try:
+                getattr(module, attr)()
+                results.append(f"PASSED {path}::{attr}")
+            except Exception as error:
+                traceback.print_exc(file=sys.stdout)
+                results.append(f"FAILED {path}::{attr} - {type(error).__name__}")
+print("=" * 27 + " short test summary info " + "=" * 28)
+print("\n".join(results))
+failed = sum(line.startswith("FAILED") for line in results)
+passed = len(results) - failed
+print(f"{'=' * 25} {failed} failed, {passed} passed in 0.01s {'=' * 25}")
+sys.exit(1 if failed else 0)
+EOF
 cat >"$r2e/run_tests.sh" <<'EOF'
 #!/bin/bash
 cd /testbed && python3 run_pytest.py

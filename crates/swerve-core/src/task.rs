@@ -35,7 +35,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 pub use error::{Location, TaskFileError, TaskFileErrorKind};
-pub use file::{TaskFileFormat, load_tasks, parse_tasks, save_tasks, write_tasks};
+pub use file::{TaskFileFormat, load_tasks, parse_tasks, save_tasks, task_from_row, write_tasks};
 pub use validate::{Problem, Severity, validate_tasks};
 
 use record::Layout;

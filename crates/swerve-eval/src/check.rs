@@ -82,7 +82,14 @@ pub fn check_task(task: &Task, gold: &Evaluator<'_>, empty: &Evaluator<'_>) -> T
         check.reason = Some(error.to_string());
         return check;
     }
-    let (gold_report, gold_seconds) = timed(|| gold.evaluate(task, task.patch.as_deref()));
+    let gold_patch = match crate::rule::gold_patch(task) {
+        Ok(patch) => patch,
+        Err(error) => {
+            check.reason = Some(format!("the gold patch: {error}"));
+            return check;
+        }
+    };
+    let (gold_report, gold_seconds) = timed(|| gold.evaluate(task, gold_patch.as_deref()));
     let (empty_report, empty_seconds) = timed(|| empty.evaluate(task, Some("")));
     check.seconds.gold = gold_seconds;
     check.seconds.gold_tests = gold_report.timings.tests.unwrap_or_default();

@@ -24,6 +24,7 @@ use crate::apply::{apply_patch, write_file};
 use crate::grading::{check_log, grade};
 use crate::prepare::{PreparedTask, ResolvedTask, TaskEnvironments};
 use crate::report::{ErrorClass, InfraReason, InstanceReport};
+use crate::rule::{self, RewardRule};
 use crate::spec::{RecipeTable, TestSpec, eval_script, probe_script, resolve_spec};
 use crate::{EvalType, parsers};
 
@@ -236,8 +237,8 @@ impl Evaluator<'_> {
     /// where the image has it, no environment is built (the image has it), and the eval
     /// script activates the image's conda environment as SWE-bench's does. A task without
     /// a base commit is graded against the repository's `HEAD` in the image; an R2E-Gym row
-    /// (`expected_output_json`, no test lists) runs `run_tests.sh` and must reproduce the
-    /// expected passing tests.
+    /// (`expected_output_json`, no test lists) runs `run_tests.sh` and must reproduce every
+    /// expected status, as R2E-Gym's reward does ([`RewardRule::R2eGym`]).
     fn evaluate_in_image(
         &self,
         task: &Task,
@@ -280,6 +281,29 @@ impl Evaluator<'_> {
             }
         };
         report.spec = Some(spec.summary(&task));
+        if let Some(bug) = rule::starting_patch(&task) {
+            // SWE-smith: the task starts from the image's code with the bug applied. A bug
+            // that does not apply means the task's starting state cannot be made: the
+            // environment is unavailable, whatever the patch under test is.
+            match apply_patch(workspace.shell().as_ref(), bug, Duration::from_secs(120)) {
+                Ok(applied) if applied.method.is_some() => {}
+                Ok(_) => {
+                    return report.record_infra(
+                        InfraReason::EnvironmentUnavailable,
+                        format!(
+                            "the task's bug (its patch) does not apply to image {}",
+                            root.reference
+                        ),
+                    );
+                }
+                Err(error) => {
+                    return report.record_infra(
+                        InfraReason::SandboxFault,
+                        format!("applying the task's bug: {error}"),
+                    );
+                }
+            }
+        }
         let repo_dir = options.sandbox.mount_point.to_string_lossy();
         let scripts = Scripts {
             probe: probe_script(&spec, &repo_dir).map(|probe| activate_conda(&probe)),
@@ -496,23 +520,60 @@ pub fn grade_log(
     eval_type: EvalType,
     task: &Task,
 ) {
-    let Some(parser) = parsers::parser(log_parser) else {
-        return report.record_error(
-            ErrorClass::Infra,
-            format!("unknown log parser \"{log_parser}\""),
-        );
-    };
-    match check_log(log, parser) {
-        Ok(checked) => {
-            report.test_exit_code = checked.exit_code;
-            report.record_grade(grade(
-                &checked.statuses,
-                &task.fail_to_pass,
-                &task.pass_to_pass,
-                eval_type,
-            ));
+    report.rule = RewardRule::for_task(task);
+    match report.rule {
+        RewardRule::SweBench => {
+            let Some(parser) = parsers::parser(log_parser) else {
+                return report.record_error(
+                    ErrorClass::Infra,
+                    format!("unknown log parser \"{log_parser}\""),
+                );
+            };
+            match check_log(log, parser) {
+                Ok(checked) => {
+                    report.test_exit_code = checked.exit_code;
+                    report.record_grade(grade(
+                        &checked.statuses,
+                        &task.fail_to_pass,
+                        &task.pass_to_pass,
+                        eval_type,
+                    ));
+                }
+                Err(rejection) => report.record_rejection(rejection),
+            }
         }
-        Err(rejection) => report.record_rejection(rejection),
+        // Each family's rule comes with its own parser, whatever the spec names.
+        RewardRule::SweSmith
+            if rule::SWE_SMITH_OWN_PARSERS.contains(&rule::swe_smith_repo(task).as_str()) =>
+        {
+            return report.record_error(
+                ErrorClass::Infra,
+                format!(
+                    "SWE-smith grades {} with a log parser of its own, which swerve does not have yet",
+                    rule::swe_smith_repo(task)
+                ),
+            );
+        }
+        RewardRule::SweSmith => match check_log(log, parsers::swe_smith) {
+            Ok(checked) => {
+                report.test_exit_code = checked.exit_code;
+                report.record_grade(rule::grade_swe_smith(&checked.statuses, task));
+            }
+            Err(rejection) => report.record_rejection(rejection),
+        },
+        RewardRule::R2eGym => {
+            let expected = match rule::r2e_gym_expected(task) {
+                Ok(expected) => expected,
+                Err(error) => return report.record_error(ErrorClass::Infra, error),
+            };
+            match check_log(log, parsers::r2e_gym) {
+                Ok(checked) => {
+                    report.test_exit_code = checked.exit_code;
+                    report.record_grade(rule::grade_r2e_gym(&checked.statuses, &expected));
+                }
+                Err(rejection) => report.record_rejection(rejection),
+            }
+        }
     }
     report.needs_network = match report.resolved {
         true => None,
@@ -521,28 +582,15 @@ pub fn grade_log(
 }
 
 /// `task` as graded in its image: the base commit (when the row has none) is the image's
-/// `HEAD`; an R2E-Gym row (`expected_output_json`, no test lists) runs `run_tests.sh` with
-/// pytest's log parser, and the tests it expects to pass must pass.
+/// `HEAD`; an R2E-Gym row ([`RewardRule::R2eGym`]) runs `run_tests.sh` and is graded by
+/// R2E-Gym's parser and rule.
 fn image_task(task: &Task, head: &str) -> Task {
     let mut task = task.clone();
     if task.base_commit.trim().is_empty() {
         task.base_commit = head.to_owned();
     }
-    if task.fail_to_pass.is_empty()
-        && task.pass_to_pass.is_empty()
-        && let Some(expected) = task.extra.get("expected_output_json")
-    {
-        let expected: Option<serde_json::Map<String, serde_json::Value>> = match expected {
-            serde_json::Value::String(text) => serde_json::from_str(text).ok(),
-            serde_json::Value::Object(map) => Some(map.clone()),
-            _ => None,
-        };
-        for (test, status) in expected.into_iter().flatten() {
-            if status.as_str() == Some("PASSED") {
-                task.fail_to_pass.push(test);
-            }
-        }
-        for (field, value) in [("test_cmd", "bash run_tests.sh"), ("log_parser", "pytest")] {
+    if RewardRule::for_task(&task) == RewardRule::R2eGym {
+        for (field, value) in [("test_cmd", "bash run_tests.sh"), ("log_parser", "r2e_gym")] {
             task.extra
                 .entry(field)
                 .or_insert_with(|| serde_json::Value::String(value.into()));
@@ -563,10 +611,15 @@ fn activate_conda(script: &str) -> String {
 /// What else the result depends on: the tests themselves and the expected lists.
 fn cache_salt(task: &Task) -> String {
     format!(
-        "{}\0{:?}\0{:?}",
+        "{}\0{:?}\0{:?}\0{}\0{}",
         task.test_patch.as_deref().unwrap_or(""),
         task.fail_to_pass,
-        task.pass_to_pass
+        task.pass_to_pass,
+        rule::starting_patch(task).unwrap_or(""),
+        task.extra
+            .get(crate::rule::EXPECTED_FIELD)
+            .map(ToString::to_string)
+            .unwrap_or_default()
     )
 }
 

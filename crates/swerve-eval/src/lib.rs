@@ -20,6 +20,8 @@ pub mod parsers;
 pub mod predictions;
 pub mod prepare;
 pub mod report;
+pub mod reverse;
+pub mod rule;
 pub mod spec;
 pub mod status;
 

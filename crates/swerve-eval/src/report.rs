@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::grading::{LogRejection, Resolution, TestsStatus, resolution};
 use crate::offline::NeedsNetwork;
 use crate::parsers::InvalidMarker;
+use crate::rule::RewardRule;
 use crate::status::EvalType;
 
 /// SWE-bench's per-instance `report.json`: the instance id mapped to its report.
@@ -75,6 +76,10 @@ pub struct InstanceReport {
     /// What the task was tested with.
     #[serde(default)]
     pub spec: Option<SpecSummary>,
+    /// The family rule that graded the log: `swe-bench`, or `r2e-gym` for an R2E-Gym row
+    /// ([`crate::rule`]).
+    #[serde(default)]
+    pub rule: RewardRule,
     /// Set when the instance is not resolved and its test log shows the tests tried the
     /// network or an external download, which evaluation sandboxes do not allow: the
     /// instance cannot be validated offline, whatever the patch.
@@ -213,6 +218,7 @@ impl InstanceReport {
             test_exit_code: None,
             patch_hash: None,
             spec: None,
+            rule: RewardRule::SweBench,
             needs_network: None,
         }
     }

@@ -1,7 +1,8 @@
-//! Opening a task's environment: load the task file, find the task, resolve its
-//! repository, prepare the base and the task's environment, and create a sandboxed
-//! workspace with the environment layered in ([`environment`], the factory of
-//! `swerve_sandbox`'s [`Environment`] seam).
+//! Opening a task's environment: load the task file (or choose tasks from a Parquet file
+//! or a hub dataset, [`chosen_task_file`]), find the task, resolve its repository, prepare
+//! the base and the task's environment, and create a sandboxed workspace with the
+//! environment layered in ([`environment`], the factory of `swerve_sandbox`'s
+//! [`Environment`] seam).
 //!
 //! Every rollout (`swerve run`, `swerve serve` rollouts and environments, `swerve env
 //! exec | tool`, and with them SWE-World's recording and SWE-Edit's subagents, which work
@@ -10,11 +11,12 @@
 //! sees the interpreter, packages, project install, `PATH`, variables and
 //! paths its patch is graded with.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use swerve_core::Task;
-use swerve_core::task::load_tasks;
+use swerve_core::task::{TaskFileFormat, load_tasks, save_tasks};
+use swerve_datasets::{HubSettings, Selection, TaskSource};
 use swerve_eval::evaluate::EvalSettings;
 use swerve_eval::prepare::{PreparedTask, TaskEnvironments};
 use swerve_image::IdMapping;
@@ -23,9 +25,67 @@ use swerve_tools::{Toolbox, WorkspaceFs};
 
 use crate::config::Config;
 
-/// Loads `file` (errors name the file, record and field).
+/// Loads `file`, a task file or a Parquet file (errors name the file, record or row, and
+/// field).
 pub fn tasks(file: &Path) -> Result<Vec<Task>> {
-    load_tasks(file).map_err(|error| anyhow::anyhow!("{error}"))
+    swerve_datasets::load_file(file).map_err(|error| anyhow::anyhow!("{error}"))
+}
+
+/// `--tasks` and the options that choose among its tasks, as given.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TaskChoice<'a> {
+    /// A task file, a Parquet file, or `hf://ORG/NAME[@REVISION]`.
+    pub tasks: &'a str,
+    /// The split of a hub dataset.
+    pub split: Option<&'a str>,
+    /// The subset of a hub dataset.
+    pub subset: Option<&'a str>,
+    /// A regular expression the chosen ids match at their start.
+    pub filter: Option<&'a str>,
+    /// A seed to shuffle the tasks with.
+    pub shuffle: Option<u64>,
+    /// A Python slice of the tasks.
+    pub slice: Option<&'a str>,
+}
+
+/// The task file a command with output directory `dir` works from: a local file taken
+/// whole is itself; the tasks chosen from a hub dataset, or by `--filter`, `--shuffle` or
+/// `--slice`, are written to `dir/tasks.jsonl`, which every later step (rollouts, workers,
+/// grading) reads, and which records what the run ran. A rerun in `dir` that chooses other
+/// tasks is refused rather than overwriting the record.
+pub fn chosen_task_file(choice: &TaskChoice, dir: &Path) -> Result<PathBuf> {
+    let source = TaskSource::parse(choice.tasks, choice.split, choice.subset)?;
+    let selection = Selection::new(choice.filter, choice.shuffle, choice.slice)?;
+    if let (Some(file), true) = (source.file(), selection.is_empty()) {
+        return Ok(file.to_path_buf());
+    }
+    let tasks = selection.apply(source.load(&HubSettings::from_env())?);
+    if tasks.is_empty() {
+        bail!("{source}: no task is left after --filter and --slice");
+    }
+    let path = dir.join("tasks.jsonl");
+    if path.exists() {
+        let recorded = load_tasks(&path).map_err(|error| anyhow::anyhow!("{error}"))?;
+        if recorded != tasks {
+            bail!(
+                "{} holds other tasks than {source} with these options give (an earlier run's); \
+                 use another output directory, or delete the file to start over",
+                path.display()
+            );
+        }
+        return Ok(path);
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    save_tasks(&path, &tasks, TaskFileFormat::JsonLines)?;
+    // A notice for the person at the terminal (the command line prints it as a plain line):
+    // which file now stands for the dataset in this run.
+    tracing::info!(
+        target: crate::models::NOTICE,
+        "{} tasks from {source} written to {}",
+        tasks.len(),
+        path.display()
+    );
+    Ok(path)
 }
 
 /// The tasks of `file` whose ids are in `ids` (all of them when `ids` is empty); an error

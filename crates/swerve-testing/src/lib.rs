@@ -9,6 +9,8 @@
 //! - [`server`]: **the** loopback OpenAI-compatible model server ([`ModelServer`]): scripted
 //!   faults at the byte level (a lying `Content-Length`, a body cut short, no answer), or an
 //!   answer computed from each request, and every request recorded;
+//! - [`hub`]: a loopback Hugging Face hub ([`HubServer`]) serving a directory of dataset
+//!   repositories through the hub's file API;
 //! - [`shell`]: a real-process `Shell` on the host ([`HostShell`]) for the layers above
 //!   the sandbox;
 //! - [`trajectory`]: JSON-lines readers ([`json_lines`]);
@@ -27,6 +29,7 @@
 
 pub mod bench;
 pub mod browser;
+pub mod hub;
 pub mod process;
 pub mod repo;
 pub mod server;
@@ -35,6 +38,7 @@ pub mod snapshot;
 pub mod trajectory;
 
 pub use browser::Browser;
+pub use hub::HubServer;
 pub use process::{failed, sh, sh_exact, stderr, stdout, succeeded};
 pub use server::{ModelServer, Reply, Request};
 pub use shell::HostShell;

@@ -49,6 +49,15 @@ pub enum Reply {
     },
     /// A 200 with exactly these body bytes (correct `Content-Length`).
     RawOk(Vec<u8>),
+    /// This status, extra headers and body bytes (e.g. a redirect, or a binary file).
+    Bytes {
+        /// The HTTP status.
+        status: u16,
+        /// Extra headers.
+        headers: Vec<(String, String)>,
+        /// The body, as sent.
+        body: Vec<u8>,
+    },
     /// A 200 success whose `Content-Length` is smaller than the body; the connection is
     /// closed after writing everything.
     ShortContentLength,
@@ -267,6 +276,11 @@ fn write_reply(stream: &mut &TcpStream, request: &Request, reply: Reply, state: 
             headers,
         } => write_response(stream, status, &headers, body.as_bytes()),
         Reply::RawOk(body) => write_response(stream, 200, &[], &body),
+        Reply::Bytes {
+            status,
+            headers,
+            body,
+        } => write_response(stream, status, &headers, &body),
         Reply::ShortContentLength => {
             let success = success();
             let _ = stream.write_all(head(200, &[], success.len() / 2).as_bytes());
@@ -337,8 +351,10 @@ fn read_request(reader: &mut impl BufRead) -> Option<Request> {
 fn head(status: u16, headers: &[(String, String)], length: usize) -> String {
     let reason = match status {
         200 => "OK",
+        302 => "Found",
         400 => "Bad Request",
         401 => "Unauthorized",
+        404 => "Not Found",
         429 => "Too Many Requests",
         500 => "Internal Server Error",
         503 => "Service Unavailable",

@@ -276,6 +276,44 @@ pub struct CurateArgs {
     pub report: Option<PathBuf>,
 }
 
+/// `--tasks` and the options choosing among its tasks (mini-swe-agent's habits).
+#[derive(Debug, Args)]
+pub struct TasksArgs {
+    /// The tasks: a task file (JSON, JSON lines), a Parquet file, or a Hugging Face dataset
+    /// hf://ORG/NAME[@REVISION] (read through the HF cache, then the hub; docs/tasks.md).
+    #[arg(long, value_name = "SOURCE")]
+    pub tasks: String,
+    /// The split of an hf:// dataset, e.g. test.
+    #[arg(long)]
+    pub split: Option<String>,
+    /// The subset (configuration) of an hf:// dataset.
+    #[arg(long)]
+    pub subset: Option<String>,
+    /// Only tasks whose instance_id matches REGEX at its start.
+    #[arg(long, value_name = "REGEX")]
+    pub filter: Option<String>,
+    /// Shuffle the tasks with SEED (before --filter and --slice).
+    #[arg(long, value_name = "SEED")]
+    pub shuffle: Option<u64>,
+    /// Only this Python slice of the tasks, START:STOP[:STEP] (e.g. 0:5), after the rest.
+    #[arg(long, value_name = "SLICE")]
+    pub slice: Option<String>,
+}
+
+impl TasksArgs {
+    /// The choice, for `swerve_rollout::open::chosen_task_file`.
+    pub fn choice(&self) -> swerve_rollout::open::TaskChoice<'_> {
+        swerve_rollout::open::TaskChoice {
+            tasks: &self.tasks,
+            split: self.split.as_deref(),
+            subset: self.subset.as_deref(),
+            filter: self.filter.as_deref(),
+            shuffle: self.shuffle,
+            slice: self.slice.as_deref(),
+        }
+    }
+}
+
 /// Which task to open.
 #[derive(Debug, Args)]
 pub struct TaskSelector {
@@ -369,9 +407,8 @@ impl ReplayArgs {
 
 #[derive(Debug, Args)]
 pub struct EvalArgs {
-    /// The task file.
-    #[arg(long, value_name = "FILE")]
-    pub tasks: PathBuf,
+    #[command(flatten)]
+    pub tasks: TasksArgs,
     /// SWE-bench predictions (JSON, id-keyed JSON, or JSON lines).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["gold", "empty", "regrade"])]
     pub predictions: Option<PathBuf>,
@@ -431,9 +468,8 @@ impl EvalArgs {
 /// ones given here override it.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// The task file.
-    #[arg(long, value_name = "FILE")]
-    pub tasks: PathBuf,
+    #[command(flatten)]
+    pub tasks: TasksArgs,
     /// Output directory (trajectories, logs, preds.jsonl, summary.json); reruns resume in it.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,

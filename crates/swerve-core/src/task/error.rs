@@ -52,6 +52,8 @@ pub enum Location {
         /// The line its opening brace is on, from 1.
         line: usize,
     },
+    /// A row of a table (a Parquet file), from 1.
+    Row(usize),
 }
 
 /// What is wrong with a task file.
@@ -197,6 +199,7 @@ impl fmt::Display for TaskFileError {
             Location::Position { line, column } => write!(f, " line {line} column {column}")?,
             Location::Line(line) => write!(f, " line {line}")?,
             Location::Record { number, line } => write!(f, " record {number} at line {line}")?,
+            Location::Row(row) => write!(f, " row {row}")?,
         }
         if let Some(id) = &details.instance_id {
             write!(f, " (instance_id {id:?})")?;

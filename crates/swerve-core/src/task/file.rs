@@ -119,6 +119,12 @@ fn parse_document(text: &str, source: &str) -> Result<Vec<Task>, TaskFileError> 
     }
 }
 
+/// Reads one record of a table (row `row`, from 1, of `source`), such as a Parquet row
+/// converted to a JSON object; errors name the source, the row, the task and the field.
+pub fn task_from_row(row: Value, source: &str, number: usize) -> Result<Task, TaskFileError> {
+    task_from_value(row, source, || Location::Row(number))
+}
+
 /// Reads one record, which must be a task object; `location` places it for errors.
 fn task_from_value(
     value: Value,

@@ -3,7 +3,9 @@
 //! The Python parsers re-implement SWE-bench's (`swebench/harness/log_parsers/python.py`) so
 //! that the test ids they produce are the ids in SWE-bench's `FAIL_TO_PASS` / `PASS_TO_PASS`
 //! lists; [`cargo`] and [`gotest`] re-implement its Rust and Go parsers. [`junit`] reads JUnit
-//! XML reports, which SWE-bench has no parser for. Every parser is a plain
+//! XML reports, which SWE-bench has no parser for. [`r2e_gym`] is R2E-Gym's own pytest
+//! parser, for R2E-Gym's exact-status reward, and [`swe_smith`] SWE-smith's
+//! ([`crate::rule`]). Every parser is a plain
 //! `fn(&str) -> StatusMap`: deterministic, and it never panics, whatever it is given.
 //!
 //! [`parser`] finds a parser by name (the names in [`PARSER_NAMES`]), [`parser_for_repo`]
@@ -15,6 +17,8 @@ mod gotest;
 mod junit;
 mod output;
 mod pytest;
+pub mod r2e_gym;
+mod swe_smith;
 mod sympy;
 mod unittest;
 
@@ -27,6 +31,8 @@ pub use gotest::gotest;
 pub use junit::junit;
 pub use output::{END_TEST_OUTPUT, InvalidMarker, START_TEST_OUTPUT, TestOutput, test_output};
 pub use pytest::{matplotlib, pytest, pytest_options, pytest_v2};
+pub use r2e_gym::r2e_gym;
+pub use swe_smith::swe_smith;
 pub use sympy::sympy;
 pub use unittest::django;
 
@@ -48,6 +54,8 @@ pub const PARSER_NAMES: &[&str] = &[
     "cargo",
     "gotest",
     "junit",
+    "r2e_gym",
+    "swe_smith",
 ];
 
 /// Every parser with its name. `unittest` is the Django parser: Django's runner prints
@@ -63,6 +71,8 @@ const PARSERS: &[(&str, Parser)] = &[
     ("cargo", cargo),
     ("gotest", gotest),
     ("junit", junit),
+    ("r2e_gym", r2e_gym),
+    ("swe_smith", swe_smith),
 ];
 
 /// The parser called `name` (one of [`PARSER_NAMES`]).

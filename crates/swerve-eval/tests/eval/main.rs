@@ -5,10 +5,12 @@
 
 mod apply_cascade;
 mod environment;
+mod grading_families;
 mod grading_golden;
 mod grading_report;
 mod grading_rules;
 mod parsers_proptest;
+mod patch_reverse;
 mod spec_eval_script;
 mod spec_props;
 mod spec_recipes;

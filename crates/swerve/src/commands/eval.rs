@@ -32,7 +32,8 @@ use swerve_rollout::config::{Config, EvaluatorKind};
 use swerve_rollout::{grading, open};
 
 pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
-    let tasks = open::selected_tasks(&args.tasks, &args.ids)?;
+    let task_file = open::chosen_task_file(&args.tasks.choice(), &args.out)?;
+    let tasks = open::selected_tasks(&task_file, &args.ids)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     if let Some(dir) = &args.regrade {
@@ -55,7 +56,7 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
             let grader = grading::grader(
                 &config,
                 args.evaluator.into(),
-                &args.tasks,
+                &task_file,
                 settings,
                 &grading::analyses(&config)?,
             )?;
@@ -67,7 +68,7 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
                 use_cache: settings.use_cache,
                 test_timeout_secs: args.timeout,
             };
-            let cluster = crate::cluster::start(&config, &args.tasks, &args.out, Some(setup))?;
+            let cluster = crate::cluster::start(&config, &task_file, &args.out, Some(setup))?;
             let workers = cluster.jobs_at_once();
             let grader: Arc<dyn Grader> = Arc::new(ClusterGrader {
                 cluster: Arc::new(cluster),
@@ -149,7 +150,15 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
 /// The patch to grade per task: `None` = not submitted; `Some(None)` = submitted without one.
 fn patches(args: &EvalArgs, tasks: &[Task]) -> Result<Vec<Option<Option<String>>>> {
     match args.mode() {
-        Mode::Gold => Ok(tasks.iter().map(|task| Some(task.patch.clone())).collect()),
+        // A family's gold: SWE-smith's is the reverse of its bug.
+        Mode::Gold => tasks
+            .iter()
+            .map(|task| {
+                swerve_eval::rule::gold_patch(task)
+                    .map(Some)
+                    .with_context(|| format!("task {}", task.instance_id))
+            })
+            .collect(),
         Mode::Empty => Ok(tasks.iter().map(|_| Some(Some(String::new()))).collect()),
         Mode::Predictions => {
             let file = args

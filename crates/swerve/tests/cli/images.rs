@@ -2,8 +2,9 @@
 //! built by `scripts/test-images.sh`): `swerve run --model replay --eval` and `swerve eval
 //! --gold / --empty` give the right verdicts for a SWE-bench-style image (repository at
 //! /testbed, conda-style environment activated by the eval script) and an R2E-Gym-style row
-//! (docker_image, run_tests.sh, expected_output_json, no base_commit); a task whose image does
-//! not exist is an error of its own while the others are graded.
+//! (docker_image, run_tests.sh, expected_output_json, no base_commit; graded by R2E-Gym's
+//! exact-status rule); a task whose image does not exist is an error of its own while the
+//! others are graded.
 
 use crate::common;
 use crate::image_support;
@@ -40,10 +41,10 @@ fn image_tasks_are_run_and_graded_in_their_images() {
         "commit_hash": "0123456789abcdef0123456789abcdef01234567",
         "problem_statement": "whisper() should lowercase its argument.",
         "patch": GOLD_R2E,
-        "expected_output_json": serde_json::json!({
-            "r2e_tests/test_text.py::test_shout": "PASSED",
-            "r2e_tests/test_text.py::test_whisper": "PASSED"
-        }).to_string()
+        // As R2E-Gym's rows carry it: `json.dumps(parse_log_pytest(gold's log), indent=4)`,
+        // the ids after the file's `::`. Gold reproduces every status; the empty patch's
+        // FAILED test_whisper does not.
+        "expected_output_json": "{\n    \"test_shout\": \"PASSED\",\n    \"test_whisper\": \"PASSED\"\n}"
     });
     let missing = serde_json::json!({
         "instance_id": "swerve__missing-1", "repo": "swerve/missing",
@@ -104,6 +105,15 @@ fn image_tasks_are_run_and_graded_in_their_images() {
         report.contains("not found"),
         "the unknown image is not named: {report}"
     );
+    let r2e_report = |out: &str| {
+        let text = std::fs::read_to_string(dir.path().join(out).join("results.json")).unwrap();
+        let reports: serde_json::Value = serde_json::from_str(&text).unwrap();
+        reports["textutil__0123456789ab"].clone()
+    };
+    // R2E-Gym's rule graded the R2E-Gym row: every expected status reproduced.
+    let gold_r2e = r2e_report("gold");
+    assert_eq!(gold_r2e["rule"], "r2e-gym", "{gold_r2e}");
+    assert_eq!(gold_r2e["resolved"], true, "{gold_r2e}");
     let empty = swerve(
         &cache,
         &[
@@ -119,6 +129,15 @@ fn image_tasks_are_run_and_graded_in_their_images() {
     assert!(
         text.contains("0/3 tasks resolved with an empty patch"),
         "{text}"
+    );
+    // The empty patch leaves test_whisper FAILED where the row expects PASSED.
+    let empty_r2e = r2e_report("empty");
+    assert_eq!(empty_r2e["rule"], "r2e-gym", "{empty_r2e}");
+    assert_eq!(empty_r2e["resolved"], false, "{empty_r2e}");
+    assert_eq!(
+        empty_r2e["tests_status"]["FAIL_TO_PASS"]["failure"],
+        serde_json::json!(["test_whisper"]),
+        "{empty_r2e}"
     );
 
     let run = swerve(

@@ -16,6 +16,7 @@ mod agile;
 mod backfill;
 mod commands;
 mod context;
+mod datasets;
 mod edit;
 mod edit_bench;
 mod edit_viewers;

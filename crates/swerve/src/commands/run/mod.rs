@@ -23,22 +23,17 @@ use crate::cli::RunArgs;
 use swerve_cluster::rollouts;
 use swerve_rollout::config::Config;
 use swerve_rollout::config::cluster::Backend;
+use swerve_rollout::open;
 use swerve_rollout::run::Run;
 
 pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
+    let task_file = open::chosen_task_file(&args.tasks.choice(), &args.out)?;
     let run = Arc::new(Run::prepare(
-        config,
-        &args.tasks,
-        &args.ids,
-        &args.out,
-        args.redo,
+        config, &task_file, &args.ids, &args.out, args.redo,
     )?);
     let cluster = match config.cluster.backend {
         Backend::Ray => Some(Arc::new(crate::cluster::start(
-            config,
-            &args.tasks,
-            &args.out,
-            None,
+            config, &task_file, &args.out, None,
         )?)),
         Backend::Local => None,
     };

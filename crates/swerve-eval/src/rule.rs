@@ -1,0 +1,221 @@
+//! Which family's reward rule grades a task, and the rules of R2E-Gym and SWE-smith.
+//!
+//! SWE-bench, SWE-Gym and SWE-rebench rows grade as SWE-bench does ([`crate::grading`]):
+//! the `FAIL_TO_PASS` tests must pass and the `PASS_TO_PASS` ones keep passing, a test the
+//! log does not show counting as failed.
+//!
+//! A SWE-smith row (its `image_name` is a `swesmith.` image) grades as SWE-smith's
+//! `get_eval_report` does (`swesmith/harness/grading.py`): the log is parsed with
+//! SWE-smith's parser ([`crate::parsers::swe_smith`]); the test lists are first narrowed to
+//! the files of the `FAIL_TO_PASS` tests (the files SWE-smith's test command runs); a test
+//! succeeds when the log does not show it or shows it PASSED or XFAIL, fails when it shows
+//! it FAILED or ERROR, and is left out of both when SKIPPED; resolved when nothing failed.
+//!
+//! An R2E-Gym row
+//! (one with `expected_output_json` and no test lists) is graded by R2E-Gym's own rule,
+//! `_calculate_reward_r2e` (`r2egym/agenthub/runtime/docker.py`): the log is parsed with
+//! R2E-Gym's parser ([`crate::parsers::r2e_gym`]) and the task is resolved only when the
+//! parsed tests are exactly the expected ones, each with exactly the expected status
+//! (`FAILED` and `ERROR` expectations included; as many tests parsed as expected).
+//!
+//! The report says which rule applied ([`crate::report::InstanceReport::rule`]). Under
+//! R2E-Gym's rule `tests_status.FAIL_TO_PASS` lists every expected test (a success when its
+//! status is the expected one) and, as failures, the tests the log shows that the row does
+//! not expect.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use swerve_core::Task;
+
+use crate::grading::{TestResults, TestsStatus};
+use crate::parsers::StatusMap;
+use crate::parsers::r2e_gym::cut;
+use crate::reverse::{ReverseError, reverse_patch};
+use crate::status::TestStatus;
+
+/// The field of an R2E-Gym row holding its expected test statuses.
+pub const EXPECTED_FIELD: &str = "expected_output_json";
+
+/// The rule that grades a task's log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub enum RewardRule {
+    /// SWE-bench's (`swebench/harness/grading.py`): SWE-bench, SWE-Gym, SWE-rebench,
+    /// SWE-smith and every task with test lists.
+    #[default]
+    #[serde(rename = "swe-bench")]
+    SweBench,
+    /// R2E-Gym's exact-status rule (`_calculate_reward_r2e`).
+    #[serde(rename = "r2e-gym")]
+    R2eGym,
+    /// SWE-smith's rule (`get_eval_report`): a test not in the log counts as passed.
+    #[serde(rename = "swe-smith")]
+    SweSmith,
+}
+
+impl RewardRule {
+    /// The rule for `task`: R2E-Gym's for a row with `expected_output_json` and neither
+    /// `FAIL_TO_PASS` nor `PASS_TO_PASS`, SWE-smith's for a row whose `image_name` is a
+    /// SWE-smith image (`[REGISTRY/]swesmith.ARCH.OWNER__REPO.COMMIT`), SWE-bench's
+    /// otherwise.
+    pub fn for_task(task: &Task) -> Self {
+        if task.fail_to_pass.is_empty()
+            && task.pass_to_pass.is_empty()
+            && task.extra.contains_key(EXPECTED_FIELD)
+        {
+            Self::R2eGym
+        } else if is_swe_smith(task) {
+            Self::SweSmith
+        } else {
+            Self::SweBench
+        }
+    }
+}
+
+/// ANSI colour codes, which R2E-Gym removes from the expected ids (`decolor_dict_keys`).
+static COLOUR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\x1b\[\d+m").expect("colour pattern is valid"));
+
+/// The expected statuses of an R2E-Gym row, keyed as `_calculate_reward_r2e` keys them
+/// (colour codes removed, cut at the first ` - `, later ids in sorted order winning).
+/// `expected_output_json` may be a JSON-encoded string (as on the hub) or an object.
+pub fn r2e_gym_expected(task: &Task) -> Result<BTreeMap<String, Value>, String> {
+    let bad = |problem: &str| {
+        format!(
+            "task {}: field \"{EXPECTED_FIELD}\" {problem}; it must map test ids to statuses, e.g. {{\"test_a\": \"PASSED\"}}",
+            task.instance_id
+        )
+    };
+    let object = match task.extra.get(EXPECTED_FIELD) {
+        Some(Value::String(text)) => match serde_json::from_str(text) {
+            Ok(Value::Object(object)) => object,
+            Ok(_) => return Err(bad("is a JSON string that does not hold an object")),
+            Err(_) => return Err(bad("is a string that is not JSON")),
+        },
+        Some(Value::Object(object)) => object.clone(),
+        Some(_) => return Err(bad("is neither an object nor a JSON-encoded one")),
+        None => return Err(bad("is missing")),
+    };
+    let decoloured: BTreeMap<String, Value> = object
+        .into_iter()
+        .map(|(id, status)| (COLOUR.replace_all(&id, "").into_owned(), status))
+        .collect();
+    Ok(decoloured
+        .into_iter()
+        .map(|(id, status)| (cut(&id).to_owned(), status))
+        .collect())
+}
+
+/// Grades R2E-Gym's way: `statuses` (from [`crate::parsers::r2e_gym`]) against `expected`
+/// (from [`r2e_gym_expected`]). Resolved (no failure anywhere) exactly when R2E-Gym's
+/// reward is 1.
+pub fn grade_r2e_gym(statuses: &StatusMap, expected: &BTreeMap<String, Value>) -> TestsStatus {
+    let status_name = |id: &str| {
+        statuses
+            .get(id)
+            .and_then(|status| serde_json::to_value(status).ok())
+    };
+    let (mut success, mut failure) = (Vec::new(), Vec::new());
+    for (id, want) in expected {
+        match status_name(id).as_ref() == Some(want) {
+            true => success.push(id.clone()),
+            false => failure.push(id.clone()),
+        }
+    }
+    failure.extend(
+        statuses
+            .keys()
+            .filter(|id| !expected.contains_key(*id))
+            .cloned(),
+    );
+    TestsStatus {
+        fail_to_pass: TestResults { success, failure },
+        ..TestsStatus::default()
+    }
+}
+
+/// The repositories SWE-smith parses with a parser of their own (`MAP_REPO_TO_PARSER`),
+/// which swerve does not have: their rows are refused rather than graded by the wrong one.
+pub const SWE_SMITH_OWN_PARSERS: [&str; 6] = [
+    "gin-gonic/gin",
+    "HIPS/autograd",
+    "paramiko/paramiko",
+    "python/mypy",
+    "tornadoweb/tornado",
+    "un33k/python-slugify",
+];
+
+/// The repository SWE-smith grades `task` as: its instance id up to the first `.`, with
+/// `__` as `/` (`pandas-dev__pandas.95280573.pr_53652` is `pandas-dev/pandas`).
+pub fn swe_smith_repo(task: &Task) -> String {
+    let head = task.instance_id.split('.').next().unwrap_or("");
+    head.replace("__", "/")
+}
+
+/// Whether `task` is a SWE-smith row: its `image_name`'s last path part starts `swesmith.`.
+pub fn is_swe_smith(task: &Task) -> bool {
+    task.extra
+        .get("image_name")
+        .and_then(Value::as_str)
+        .and_then(|image| image.rsplit('/').next())
+        .is_some_and(|name| name.starts_with("swesmith."))
+}
+
+/// Grades SWE-smith's way (`get_eval_report`, `get_eval_tests_report`): `statuses` (from
+/// [`crate::parsers::swe_smith`]) against the row's lists, narrowed to the files of its
+/// `FAIL_TO_PASS` tests.
+pub fn grade_swe_smith(statuses: &StatusMap, task: &Task) -> TestsStatus {
+    let files: Vec<&str> = {
+        let mut files: Vec<&str> = task
+            .fail_to_pass
+            .iter()
+            .map(|id| id.split("::").next().unwrap_or(id))
+            .collect();
+        files.sort_unstable();
+        files.dedup();
+        files
+    };
+    let relevant = |id: &&String| files.is_empty() || files.iter().any(|file| id.starts_with(file));
+    let sort = |tests: &[String]| {
+        let mut results = TestResults::default();
+        for id in tests.iter().filter(relevant) {
+            match statuses.get(id) {
+                None | Some(TestStatus::Passed | TestStatus::Xfail) => {
+                    results.success.push(id.clone());
+                }
+                Some(TestStatus::Failed | TestStatus::Error) => results.failure.push(id.clone()),
+                Some(TestStatus::Skipped) => {}
+            }
+        }
+        results
+    };
+    TestsStatus {
+        fail_to_pass: sort(&task.fail_to_pass),
+        pass_to_pass: sort(&task.pass_to_pass),
+        ..TestsStatus::default()
+    }
+}
+
+/// The patch that resolves `task` by its family's rule: the reverse of `patch` for a
+/// SWE-smith row (its `patch` is the bug), `patch` itself otherwise. `Ok(None)` when the
+/// row has none.
+pub fn gold_patch(task: &Task) -> Result<Option<String>, ReverseError> {
+    match (RewardRule::for_task(task), task.patch.as_deref()) {
+        (_, None) => Ok(None),
+        (RewardRule::SweSmith, Some(bug)) => reverse_patch(bug).map(Some),
+        (_, Some(patch)) => Ok(Some(patch.to_owned())),
+    }
+}
+
+/// The patch that makes `task`'s starting state from its image's code: a SWE-smith row's
+/// `patch`, the bug (SWE-smith's task branch is the image's commit with it applied,
+/// `swesmith/harness/gather.py`); nothing for other families.
+pub fn starting_patch(task: &Task) -> Option<&str> {
+    (RewardRule::for_task(task) == RewardRule::SweSmith)
+        .then_some(task.patch.as_deref())
+        .flatten()
+        .filter(|patch| !patch.trim().is_empty())
+}
