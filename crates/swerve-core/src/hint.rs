@@ -34,13 +34,20 @@ pub fn split(message: &str) -> (&str, Vec<&str>) {
     }
 }
 
-/// `error` and its causes as one report: `error: ` and the messages joined by `: ` (as
-/// `anyhow` prints `{:#}`), then one `hint: …` line per distinct hint anywhere in the chain,
-/// in order. A cause whose message the report already ends with (an error that quotes its
-/// source and also returns it as `source()`) is not repeated. Otherwise, without hints, it
-/// is exactly `format!("error: {error:#}")` of an `anyhow::Error`.
+/// `error` and its causes as one report: `error: ` and [`chain`]. Without hints, it is
+/// exactly `format!("error: {error:#}")` of an `anyhow::Error`.
 pub fn report(error: &(dyn Error + 'static)) -> String {
-    let mut text = String::from("error: ");
+    format!("error: {}", chain(error))
+}
+
+/// `error` and its causes as one message: the messages joined by `: ` (as `anyhow` prints
+/// `{:#}`), then one `hint: …` line per distinct hint anywhere in the chain, in order. A
+/// cause whose message the text already ends with (an error that quotes its source and also
+/// returns it as `source()`) is not repeated. For messages kept rather than printed (a failed
+/// rollout's error in `summary.json` and its log), where `{:#}` would repeat such a cause
+/// with its hint and put hints between messages.
+pub fn chain(error: &(dyn Error + 'static)) -> String {
+    let mut text = String::new();
     let mut hints: Vec<String> = Vec::new();
     let mut next = Some(error);
     let mut first = true;
@@ -148,5 +155,23 @@ mod tests {
             report(&chain),
             "error: preparing the base checkout: repository r not found\nhint: pass --repos DIR"
         );
+    }
+
+    /// What a failed rollout keeps (`summary.json`, its log): the chain as `anyhow`'s `{:#}`
+    /// would print it, but each message and hint once, hints last.
+    #[test]
+    fn a_kept_chain_is_the_report_without_its_prefix() {
+        let inner = Failure("repository r not found\nhint: pass --repos DIR", None);
+        let chain = Failure(
+            "preparing the base checkout: repository r not found\nhint: pass --repos DIR",
+            Some(Box::new(inner)),
+        );
+        let kept = super::chain(&chain);
+        assert_eq!(
+            kept,
+            "preparing the base checkout: repository r not found\nhint: pass --repos DIR"
+        );
+        assert_eq!(report(&chain), format!("error: {kept}"));
+        assert_eq!(super::chain(&Failure("plain", None)), "plain");
     }
 }

@@ -103,7 +103,7 @@ impl<'a> Replay<'a> {
         };
         match self.replay_in_workspace(trajectory, scaffold, task, &id, throughput) {
             Ok(report) => report,
-            Err(error) => failed(scaffold.name(), format!("{error:#}")),
+            Err(error) => failed(scaffold.name(), swerve_core::hint::chain(error.as_ref())),
         }
     }
 

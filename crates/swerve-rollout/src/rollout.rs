@@ -242,7 +242,10 @@ impl Rollout {
                     patch_bytes = outcome.patch.len(),
                     "rollout ended"
                 ),
-                Err(error) => tracing::error!("rollout failed: {error:#}"),
+                Err(error) => tracing::error!(
+                    "rollout failed: {}",
+                    swerve_core::hint::chain(error.as_ref())
+                ),
             }
             result
         }

@@ -133,7 +133,7 @@ impl Run {
             Ok(model) => rollout.run(&self.context, model.as_ref()).await,
             Err(error) => Err(error),
         }
-        .map_err(|error| format!("{error:#}"))
+        .map_err(|error| swerve_core::hint::chain(error.as_ref()))
     }
 
     /// Writes `summary.json` and `preds.jsonl` from every finished rollout in the directory,

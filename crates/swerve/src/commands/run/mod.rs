@@ -65,7 +65,7 @@ pub fn run(config: &Config, args: RunArgs) -> Result<ExitCode> {
                         let key = rollouts::locality_key(&run.context.config, &rollout.task);
                         rollouts::run(cluster, &run.out, rollout, &key)
                             .await
-                            .map_err(|error| format!("{error:#}"))
+                            .map_err(|error| swerve_core::hint::chain(error.as_ref()))
                     }
                     None => run.run_local(index).await,
                 }
