@@ -218,9 +218,12 @@ def test_one_env_stepped_from_many_threads_takes_turns(tasks):
     task = task_by_id(tasks, "swerve-examples__calc-1")
     with swerve.Env(task) as env:
         env.reset()
-        call = {"name": "execute_bash", "arguments": {"cmd": "echo x >> counted.txt"}}
+        # Each call differs: the agent's step ends an episode that repeats one call.
+        def call(k):
+            return {"name": "execute_bash", "arguments": {"cmd": f"echo {k} >> counted.txt"}}
+
         with ThreadPoolExecutor(max_workers=8) as pool:
-            steps = list(pool.map(lambda _: env.step(call), range(32)))
+            steps = list(pool.map(lambda k: env.step(call(k)), range(32)))
         assert all(not step.done and step.info["is_error"] is False for step in steps)
         lines = env.step({"name": "execute_bash", "arguments": {"cmd": "wc -l < counted.txt"}}).observation
         assert "32" in lines

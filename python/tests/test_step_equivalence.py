@@ -7,6 +7,7 @@ server saw it), the observations are the run's, and so are the patch and the sha
 of ``[reward]`` with its terms."""
 
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -21,6 +22,10 @@ SETTINGS = {
     "reward.step_penalty": "0.5",
     "reward.step_buffer": "4",
     "reward.format_error_penalty": "0.05",
+    # Rust's test harness on one thread, so two runs of `cargo test` print the same lines in
+    # the same order (with a thread per core, which tests finish first decides which lines
+    # `| tail` or the observation's truncation keeps).
+    "sandbox.env.RUST_TEST_THREADS": '"1"',
 }
 
 
@@ -47,15 +52,26 @@ class DemoModel:
                 text = calls[k] if k < len(calls) else "I have nothing more to do."
                 if agile:
                     text = f"<think>\nreasoning {k}\n</think>\n<reasoning_digest>\ndigest {k}\n</reasoning_digest>\n{text}"
-                answer = json.dumps(
-                    {
-                        "id": "t",
-                        "object": "chat.completion",
-                        "model": "demo-model",
-                        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                choice = {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                body_out = {
+                    "id": "t",
+                    "object": "chat.completion",
+                    "model": "demo-model",
+                    "choices": [choice],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                }
+                if body.get("return_token_ids"):
+                    # vLLM's token capture, which rl-stage2 asks for: ids standing in for a
+                    # tokenizer's, one logprob per completion token.
+                    body_out["prompt_token_ids"] = list(range(1, 11))
+                    choice["token_ids"] = [100 + k, 200, 300, 400, 500]
+                    choice["logprobs"] = {
+                        "content": [
+                            {"token": f"token_id:{i}", "logprob": -0.5, "bytes": [], "top_logprobs": []}
+                            for i in choice["token_ids"]
+                        ]
                     }
-                ).encode()
+                answer = json.dumps(body_out).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(answer)))
@@ -73,9 +89,18 @@ class DemoModel:
         self.server.shutdown()
 
 
+TIMING = re.compile(r"( tests in | finished in | target\(s\) in ).*")
+
+
+def timeless(text):
+    """An observation without the test runners' timings (`Ran 5 tests in 0.010s`, cargo's
+    `finished in 0.00s`), which differ between two runs of the same command."""
+    return "\n".join(TIMING.sub(r"\1", line) for line in text.split("\n"))
+
+
 def shown(messages):
-    """What a message list says: each message's role and text."""
-    return [(message["role"], message.get("content") or "") for message in messages]
+    """What a message list says: each message's role and text (its timings aside)."""
+    return [(message["role"], timeless(message.get("content") or "")) for message in messages]
 
 
 @pytest.mark.parametrize("preset", ["", "agile", "rl-stage2"])
@@ -101,7 +126,7 @@ def test_env_steps_as_swerve_run(cli, tmp_path, tasks, preset):
                 for k, step in enumerate(run.steps):
                     assert shown(prompt) == shown(sent[k]), (preset, id, k)
                     observation, _reward, done_, info = env.step(step["response_text"])
-                    assert observation == (step.get("observation") or ""), (preset, id, k)
+                    assert timeless(observation) == timeless(step.get("observation") or ""), (preset, id, k)
                     assert info["format_error"] == step.get("format_error")
                     assert done_ == (k + 1 == len(run.steps))
                     prompt = info["messages"]
