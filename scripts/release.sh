@@ -22,6 +22,9 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$(mkdir -p "${1:-$root/dist}" && cd "${1:-$root/dist}" && pwd)"
 target_dir="${CARGO_TARGET_DIR:-$root/target}"
+# The build runs in a clone under /tmp, and goes to this checkout's target directory, not the
+# clone's (deleted with it), so a second release rebuilds only what changed.
+export CARGO_TARGET_DIR="$target_dir"
 triple=x86_64-unknown-linux-gnu
 glibc=2.17
 profile="${RELEASE_PROFILE:-dist}"
