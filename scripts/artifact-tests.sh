@@ -7,10 +7,11 @@
 #    installed `swerve` command, `python -m swerve`, and the README's first job
 #    (scripts/demo.sh, which uses the installed command rather than building one);
 # 3. the tarball's binary copied alone into a Debian minbase root (debootstrap; git, no Rust,
-#    no Python), run with chroot as on a bare cluster node: `--version`, `doctor`, and
-#    `env exec` in a sandboxed workspace of a bundled task.
+#    no Python), made the root of a mount namespace (pivot_root, as a container runtime
+#    does; not chroot, under which the kernel refuses user namespaces) as on a bare cluster
+#    node: `--version`, `doctor`, and `env exec` in a sandboxed workspace of a bundled task.
 #
-# Root only (debootstrap, chroot, mounts). ARTIFACT_PROFILE (default `dist`): the Cargo
+# Root only (debootstrap, chroot, unshare, mounts). ARTIFACT_PROFILE (default `dist`): the Cargo
 # profile; CI uses `artifact-check`, which builds in a fraction of the time and links the
 # same glibc symbols. The minbase root is cached in $SWERVE_TEST_IMAGES
 # (default /var/cache/swerve-test-images).
@@ -26,12 +27,7 @@ wheel="$(ls "$out"/swerve-*.whl)"
 echo "artifacts: $(du -h "$tarball" | cut -f1) tarball, $(du -h "$wheel" | cut -f1) wheel" >&2
 
 scratch="$(mktemp -d /tmp/swerve-artifacts.XXXXXX)"
-mounted=()
-cleanup() {
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[$i]}" 2>/dev/null || true; done
-  rm -rf "$scratch"
-}
-trap cleanup EXIT
+trap 'rm -rf "$scratch"' EXIT
 
 # 2. The wheel, with no Rust anywhere on PATH.
 python3 -m venv "$scratch/venv"
@@ -86,16 +82,27 @@ tar -C "$scratch" -xzf "$tarball"
 cp "$scratch"/swerve-*-x86_64-unknown-linux-gnu/swerve "$node/usr/local/bin/swerve"
 mkdir -p "$node/srv/examples"
 cp -a examples/tasks examples/repos "$node/srv/examples/"
-for fs in proc sys dev; do
-  mount --rbind "/$fs" "$node/$fs"
-  mounted+=("$node/$fs")
-done
-in_node() { chroot "$node" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root "$@"; }
+# The node's root as the root of a mount namespace of its own, the host's /proc, /sys and
+# /dev bound in, the host's root detached: what the binary sees is the minbase root alone.
+# The mounts go with the namespace.
+in_node() {
+  unshare --mount --propagation private -- /bin/sh -c '
+    set -e
+    node="$1"; shift
+    mount --bind "$node" "$node"
+    for fs in proc sys dev; do mount --rbind "/$fs" "$node/$fs"; done
+    mkdir -p "$node/.host"
+    cd "$node"
+    pivot_root . .host
+    umount -l /.host
+    exec env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/root "$@"
+  ' in_node "$node" "$@"
+}
 in_node swerve --version
 in_node swerve doctor >"$scratch/doctor.txt"
 grep -q "namespaces .* yes" "$scratch/doctor.txt" || { cat "$scratch/doctor.txt" >&2; exit 1; }
 echo "on the node: $(grep -m1 'glibc' "$scratch/doctor.txt" | tr -s ' ')" >&2
-exec_out="$(cd "$node" && in_node sh -c 'cd /srv && swerve --repos examples/repos env exec \
+exec_out="$(in_node sh -c 'cd /srv && swerve --repos examples/repos env exec \
   --tasks examples/tasks/tasks.jsonl swerve-examples__calc-1 -- "git log --oneline | head -1; ls calc; cat /etc/os-release | head -1"')"
 echo "$exec_out"
 echo "$exec_out" | grep -q "parser.py" || { echo "artifact-tests: env exec saw no repository" >&2; exit 1; }
