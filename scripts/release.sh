@@ -15,15 +15,16 @@
 # than 2.17 (objdump -T), and the binary runs (`--version`). The version is the tag when HEAD
 # is tagged vX.Y.Z, else <Cargo version>-dev.<commits>+g<hash> (<…>.dev<commits>+g<hash> for
 # the wheel). Tools (ziglang, cargo-zigbuild, maturin) come from PyPI into
-# <target>/venvs/release. Settings: CARGO_TARGET_DIR (shared with ordinary builds, so only
-# what changed rebuilds), RELEASE_SKIP_WHEEL=1 (the tarball alone), RELEASE_PROFILE (default
+# <target>/venvs/release. Settings: CARGO_TARGET_DIR (shared with ordinary builds, so the
+# dependencies are built once), RELEASE_SKIP_WHEEL=1 (the tarball alone), RELEASE_PROFILE (default
 # dist; scripts/artifact-tests.sh checks with the quicker artifact-check). docs/install.md.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="$(mkdir -p "${1:-$root/dist}" && cd "${1:-$root/dist}" && pwd)"
 target_dir="${CARGO_TARGET_DIR:-$root/target}"
 # The build runs in a clone under /tmp, and goes to this checkout's target directory, not the
-# clone's (deleted with it), so a second release rebuilds only what changed.
+# clone's (deleted with it), so a second release reuses the built dependencies (the
+# workspace's own crates are rebuilt: a fresh clone's files are new to cargo).
 export CARGO_TARGET_DIR="$target_dir"
 triple=x86_64-unknown-linux-gnu
 glibc=2.17
