@@ -12,8 +12,10 @@ use std::path::{Component, Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::scrub::{RepoAt, scrub};
-use crate::workspace::{ImageRoot, Strategy, Workspace, WorkspaceOptions};
-use crate::{Cache, Isolation, SandboxError};
+use crate::workspace::{
+    ImageRoot, Strategy, Workspace, WorkspaceOptions, refuse_unsupported_image_options,
+};
+use crate::{Cache, SandboxError};
 
 /// The format of scrubbed image layers, part of their cache key: raised whenever what
 /// [`scrub`] removes changes, so layers scrubbed by an older swerve are made again.
@@ -33,12 +35,8 @@ impl Workspace {
         image: &ImageRoot,
         options: &WorkspaceOptions,
     ) -> Result<Self, SandboxError> {
-        if options.sandbox.isolation == Isolation::None {
-            return Err(SandboxError::Unsupported(format!(
-                "image {} needs namespaces (isolation = \"none\" cannot show an image as /)",
-                image.reference
-            )));
-        }
+        // Refused before the scrub, which would otherwise run for nothing.
+        refuse_unsupported_image_options(image, options)?;
         let scrubbed = scrubbed_image(cache, image, options)?;
         Self::create_in_image(cache, &scrubbed, options)
     }

@@ -100,6 +100,26 @@ pub struct ImageRoot {
     pub user: Option<String>,
 }
 
+/// Refuses what a workspace over `image` cannot do: run without namespaces (nothing could
+/// show the image as `/`), or stack repository layers over it.
+pub(crate) fn refuse_unsupported_image_options(
+    image: &ImageRoot,
+    options: &WorkspaceOptions,
+) -> Result<(), SandboxError> {
+    if options.sandbox.isolation == Isolation::None {
+        return Err(SandboxError::Unsupported(format!(
+            "image {} needs namespaces (isolation = \"none\" cannot show an image as /)",
+            image.reference
+        )));
+    }
+    if !options.repository_layers.is_empty() {
+        return Err(SandboxError::Unsupported(
+            "repository layers cannot be stacked over an image".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// One rollout's workspace. Dropping it destroys it.
 pub struct Workspace {
     sandbox: Option<Arc<Sandbox>>,
@@ -253,17 +273,7 @@ impl Workspace {
         image: &ImageRoot,
         options: &WorkspaceOptions,
     ) -> Result<Self, SandboxError> {
-        if options.sandbox.isolation == Isolation::None {
-            return Err(SandboxError::Unsupported(format!(
-                "image {} needs namespaces (isolation = \"none\" cannot show an image as /)",
-                image.reference
-            )));
-        }
-        if !options.repository_layers.is_empty() {
-            return Err(SandboxError::Unsupported(
-                "repository layers cannot be stacked over an image".into(),
-            ));
-        }
+        refuse_unsupported_image_options(image, options)?;
         if let Some(user) = &image.user
             && !matches!(user.as_str(), "root" | "0" | "0:0" | "root:root")
         {
