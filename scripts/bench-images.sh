@@ -6,7 +6,7 @@
 #  2. a warm workspace from the cached image (`swerve env exec TASK -- true`: a process
 #     start, the task file, the workspace and its sandbox, the command, the teardown);
 #  3. disk used by N images sharing a base layer.
-# Usage: scripts/bench-images.sh [N] (default 5); needs `cargo build --release -p swerve`.
+# Usage: scripts/bench-images.sh [N] (default 5); needs `cargo build --release -p swerve-cli`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-5}

@@ -36,7 +36,7 @@ def binary() -> Path:
     for profile in ("release", "debug"):
         if (target / profile / "swerve").is_file():
             return target / profile / "swerve"
-    sys.exit("build swerve first (cargo build --release -p swerve)")
+    sys.exit("build swerve first (cargo build --release -p swerve-cli)")
 
 
 def per_call(seconds: list) -> str:

@@ -16,7 +16,7 @@ elif command -v swerve >/dev/null 2>&1; then
   swerve="$(command -v swerve)"
 else
   . scripts/prerequisites.sh
-  cargo build --release --quiet -p swerve
+  cargo build --release --quiet -p swerve-cli
   swerve="${CARGO_TARGET_DIR:-target}/release/swerve"
 fi
 echo "using $("$swerve" --version) at $swerve" >&2

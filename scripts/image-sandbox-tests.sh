@@ -10,7 +10,7 @@ if [ "$(id -u)" != 0 ]; then
   exit 0
 fi
 layout=$(./scripts/test-images.sh)
-cargo build --quiet -p swerve
+cargo build --quiet -p swerve-cli
 target=${CARGO_TARGET_DIR:-target}
 cache=$(mktemp -d)
 trap 'rm -rf "$cache"' EXIT

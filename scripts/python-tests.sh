@@ -3,7 +3,7 @@
 # maturin, pytest and the trainer packages the integrations are tested against (pinned),
 # the wheel built from this tree (debug profile) and installed into it, then pytest over
 # python/tests. Needs the `swerve` binary of this tree (the tests compare with it); run
-# after `cargo build -p swerve` or `cargo test --workspace`.
+# after `cargo build -p swerve-cli` or `cargo test --workspace`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-$PWD/target}"
@@ -23,7 +23,7 @@ if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check "${packages[@]}"
-cargo build --quiet -p swerve
+cargo build --quiet -p swerve-cli
 rm -rf "$target/wheels"
 "$venv/bin/maturin" build --quiet --profile dev --out "$target/wheels"
 # The command goes into the wheel as the release's does (scripts/release.sh), so `pip install`

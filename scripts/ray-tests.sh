@@ -27,7 +27,7 @@ elif [ "${SWERVE_REQUIRE_WHEEL:-}" = 1 ]; then
   exit 1
 fi
 installed=$(date +%s)
-cargo build --quiet -p swerve
+cargo build --quiet -p swerve-cli
 scratch=$(mktemp -d /tmp/swerve-ray-tests.XXXXXX)
 port=$((20000 + RANDOM % 20000))
 export RAY_ADDRESS_FOR_TESTS=127.0.0.1:$port

@@ -31,7 +31,7 @@ fi
 out="${OUT:-real-check}"
 mkdir -p "$out"
 if [ -z "${SWERVE:-}" ]; then
-    cargo build --release -q -p swerve --manifest-path "$root/Cargo.toml"
+    cargo build --release -q -p swerve-cli --manifest-path "$root/Cargo.toml"
     SWERVE="${CARGO_TARGET_DIR:-$root/target}/release/swerve"
 fi
 

@@ -59,7 +59,7 @@ export PATH="$tools/bin:$PATH"
 
 # The binary: glibc 2.17's symbols through zig's linker stubs.
 start=$(date +%s)
-cargo zigbuild --locked --quiet --profile "$profile" --target "$triple.$glibc" -p swerve
+cargo zigbuild --locked --quiet --profile "$profile" --target "$triple.$glibc" -p swerve-cli
 echo "binary built in $(( $(date +%s) - start )) s" >&2
 built="$target_dir/$triple/$profile/swerve"
 name="swerve-$version-$triple"

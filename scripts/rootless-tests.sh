@@ -41,7 +41,7 @@ done
 # patches, grade the gold patches; each must resolve 8 of 8. Rust's toolchain usually lives
 # under root's home, which nobody cannot enter: a private mount namespace shows it (read-only)
 # under a directory nobody can reach.
-cargo build --quiet -p swerve --bin swerve
+cargo build --quiet -p swerve-cli --bin swerve
 swerve_binary="${CARGO_TARGET_DIR:-$PWD/target}/debug/swerve"
 e2e=$(mktemp -d -p /var/tmp)
 trap 'rm -rf "$scratch" "$top_level" "$e2e" /root/.swerve-secret-rootless-$$' EXIT

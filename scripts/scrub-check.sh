@@ -36,7 +36,7 @@ out="${OUT:-$(mktemp -d)}"
 mkdir -p "$out"
 cache="${SWERVE_CACHE_DIR:-$out/cache}"
 if [ -z "${SWERVE:-}" ]; then
-    cargo build -q -p swerve --manifest-path "$root/Cargo.toml"
+    cargo build -q -p swerve-cli --manifest-path "$root/Cargo.toml"
     SWERVE="${CARGO_TARGET_DIR:-$root/target}/debug/swerve"
 fi
 

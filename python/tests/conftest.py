@@ -28,7 +28,7 @@ def cli():
     """Runs the command line; returns the completed process."""
     binary = swerve_bin()
     if not binary.is_file():
-        pytest.fail(f"{binary} is missing: build it with `cargo build -p swerve` (or set SWERVE_BIN)")
+        pytest.fail(f"{binary} is missing: build it with `cargo build -p swerve-cli` (or set SWERVE_BIN)")
 
     def run(*args, check=False, cwd=None):
         return subprocess.run([str(binary), *map(str, args)], capture_output=True, text=True, check=check, cwd=cwd)

@@ -4,7 +4,7 @@
 //! phases from the report, and, as the anchor, the task's test command run directly on a
 //! host checkout with the test and gold patches applied. swerve's overhead is the
 //! difference. Also a cold environment build (a Python venv) beside a cached one.
-//! Run with `cargo bench -p swerve --bench eval`.
+//! Run with `cargo bench -p swerve-cli --bench eval`.
 
 use std::path::Path;
 use std::process::Command;

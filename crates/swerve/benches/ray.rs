@@ -13,7 +13,7 @@
 //! (it fills the new node's cache with base checkouts).
 //!
 //! Needs Ray: `scripts/ray-tests.sh` installs it into `target/venvs/ray` (or set `RAY_VENV`).
-//! Run with `cargo bench -p swerve --bench ray` (`--profile dev` for the debug build the
+//! Run with `cargo bench -p swerve-cli --bench ray` (`--profile dev` for the debug build the
 //! tests use). Stops the cluster it started (`ray stop --force`) when it ends.
 
 use std::path::{Path, PathBuf};

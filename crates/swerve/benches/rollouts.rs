@@ -8,7 +8,7 @@
 //! run measured the same way is the anchor for fixed per-run costs. The base checkouts are
 //! warmed by an unmeasured run first.
 //!
-//! Run with `cargo bench -p swerve --bench rollouts`; `SWERVE_BENCH_QUICK=1` runs 64 rollouts
+//! Run with `cargo bench -p swerve-cli --bench rollouts`; `SWERVE_BENCH_QUICK=1` runs 64 rollouts
 //! instead of 256; `SWERVE_BENCH_OUT_DIR=/dev/shm` puts the run directories (trajectories,
 //! logs) on another file system. Prints a Markdown table for `BENCHMARKS.md`.
 

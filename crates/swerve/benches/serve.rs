@@ -9,7 +9,7 @@
 //! outside its steps; the service's own CPU per step. Then gym-style environments: steps per
 //! second and a step's latency (HTTP, parsing, the tool).
 //!
-//! Run with `cargo bench -p swerve --bench serve`; `SWERVE_BENCH_QUICK=1` runs fewer
+//! Run with `cargo bench -p swerve-cli --bench serve`; `SWERVE_BENCH_QUICK=1` runs fewer
 //! rollouts. Prints a Markdown table for `BENCHMARKS.md`.
 
 // The end-to-end tests' support, for `Serve`; the bench uses none of its re-exports.

@@ -10,7 +10,7 @@
 //! rendering each sample with the chat template alone. The output grows as T²: every step
 //! repeats its whole context.
 //!
-//! Run with `cargo bench -p swerve --bench snapshots`; `SWERVE_BENCH_QUICK=1` exports 20
+//! Run with `cargo bench -p swerve-cli --bench snapshots`; `SWERVE_BENCH_QUICK=1` exports 20
 //! trajectories instead of 100. Prints a Markdown table for `BENCHMARKS.md`.
 
 #[path = "../../swerve-chat/tests/chat/common/mod.rs"]

@@ -7,7 +7,7 @@
 //! 500 rollouts (ids `<instance>__<n>`), and its longest trajectory's steps cycled to 200
 //! steps, each request recorded as a delta of the previous one as swerve writes them.
 //!
-//! Run with `cargo bench -p swerve --no-default-features --bench view` (needs `chromium`;
+//! Run with `cargo bench -p swerve-cli --no-default-features --bench view` (needs `chromium`;
 //! the viewer does not use the default features); `SWERVE_BENCH_QUICK=1` repeats fewer
 //! times. Prints a Markdown table for `BENCHMARKS.md`.
 

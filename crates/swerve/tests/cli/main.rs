@@ -1,8 +1,8 @@
 //! The swerve binary end to end: every command run as a user runs it, against real
 //! repositories, real sandboxes and the shared loopback model server.
 //!
-//! One integration-test binary for the crate (`cargo test -p swerve --test cli`), one module
-//! per area; `cargo test -p swerve --test cli <module>::` runs one area.
+//! One integration-test binary for the crate (`cargo test -p swerve-cli --test cli`), one module
+//! per area; `cargo test -p swerve-cli --test cli <module>::` runs one area.
 
 mod common;
 /// The test images and a registry on loopback, shared with swerve-image's tests.
