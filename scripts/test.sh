@@ -24,3 +24,8 @@ cargo test --workspace
 ./scripts/rootless-tests.sh
 ./scripts/python-tests.sh        # the Python package: wheel, venv, pytest (docs/python.md)
 ./scripts/ray-tests.sh           # a local multi-node Ray cluster (docs/cluster.md)
+if [ "$(id -u)" = 0 ]; then
+  # The release artifacts as users install them: glibc 2.17 floor, the wheel with no Rust,
+  # the binary alone in a minbase root (docs/install.md; `dist` is measured by hand).
+  ARTIFACT_PROFILE=artifact-check ./scripts/artifact-tests.sh
+fi

@@ -63,6 +63,17 @@ pub enum SandboxError {
     /// The sandbox could not be set up.
     #[error("cannot set up the sandbox: {0}")]
     Setup(String),
+    /// A task's starting patch (a SWE-smith row's bug) does not apply to its image's code, so
+    /// the task's starting state cannot be made, whatever is later tested in it.
+    #[error(
+        "the task's starting patch does not apply to image {image}: {detail}\nhint: the row's patch was made for other code than its image's; check the row's image_name"
+    )]
+    StartingPatch {
+        /// The image, as referenced.
+        image: String,
+        /// Git's complaint.
+        detail: String,
+    },
     /// The base userland cannot be built or used.
     #[error("base userland: {0}")]
     Userland(String),

@@ -5,13 +5,15 @@
 //! every object the kept history does not reach). The scrub runs once per image and mount
 //! point, confined in a workspace of the image itself ([`Workspace::create_in_image`], with
 //! the image's own `git`), and its result is a layer cached in `<cache>/scrubbed/<key>/`
-//! stacked over the image's layers for every later rollout.
+//! stacked over the image's layers for every later rollout. A task that starts from the
+//! image's code with a patch applied (SWE-smith's bug) gets its own layer, made the same way
+//! from the patched tree committed alone ([`Workspace::create_from_image_with_patch`]).
 
 use std::path::{Component, Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::scrub::{RepoAt, scrub};
+use crate::scrub::{RepoAt, scrub, start_from_patch};
 use crate::workspace::{
     ImageRoot, Strategy, Workspace, WorkspaceOptions, refuse_unsupported_image_options,
 };
@@ -35,9 +37,24 @@ impl Workspace {
         image: &ImageRoot,
         options: &WorkspaceOptions,
     ) -> Result<Self, SandboxError> {
+        Self::create_from_image_with_patch(cache, image, options, None)
+    }
+
+    /// [`Workspace::create_from_image`], starting from the image's code with
+    /// `starting_patch` applied when there is one (a SWE-smith row's bug): the patched tree is
+    /// the repository's one commit, with no history before it, since the code before the patch
+    /// is the task's solution (`scrub.rs`, [`start_from_patch`]). Made once per image and
+    /// patch, like the scrub; a patch that does not apply is
+    /// [`SandboxError::StartingPatch`].
+    pub fn create_from_image_with_patch(
+        cache: &Cache,
+        image: &ImageRoot,
+        options: &WorkspaceOptions,
+        starting_patch: Option<&str>,
+    ) -> Result<Self, SandboxError> {
         // Refused before the scrub, which would otherwise run for nothing.
         refuse_unsupported_image_options(image, options)?;
-        let scrubbed = scrubbed_image(cache, image, options)?;
+        let scrubbed = scrubbed_image(cache, image, options, starting_patch)?;
         Self::create_in_image(cache, &scrubbed, options)
     }
 }
@@ -46,12 +63,14 @@ impl Workspace {
 /// layers under one more, cached in `cache` (`scrubbed/<key>/`) and made on first use by
 /// [`scrub`] run in a workspace of the image, so rollouts pay for it once per image. The key
 /// covers the image's unpacked layers (their digests and id mapping), the mount point and
-/// [`IMAGE_SCRUB_FORMAT`]. The layer holds only the repository's `.git` changes; the scrub
-/// keeps `HEAD`'s history and tags as for a base.
+/// [`IMAGE_SCRUB_FORMAT`] and the starting patch. Without a starting patch the layer holds
+/// only the repository's `.git` changes, and the scrub keeps `HEAD`'s history and tags as for
+/// a base; with one, the repository's changes (the patched files too) and one commit.
 pub(crate) fn scrubbed_image(
     cache: &Cache,
     image: &ImageRoot,
     options: &WorkspaceOptions,
+    starting_patch: Option<&str>,
 ) -> Result<ImageRoot, SandboxError> {
     let mount_point = &options.sandbox.mount_point;
     let mut hasher = Sha256::new();
@@ -59,6 +78,10 @@ pub(crate) fn scrubbed_image(
         "scrub v{IMAGE_SCRUB_FORMAT}\n{}\n",
         mount_point.display()
     ));
+    if let Some(patch) = starting_patch {
+        hasher.update(format!("starting patch {}\n", patch.len()));
+        hasher.update(patch.as_bytes());
+    }
     for layer in &image.layers {
         hasher.update(layer.as_os_str().as_encoded_bytes());
         hasher.update(b"\n");
@@ -85,7 +108,7 @@ pub(crate) fn scrubbed_image(
                 }
             }
             let staging = dir.join(format!("{prefix}{}", std::process::id()));
-            scrub_image_into(cache, image, options, &staging)
+            scrub_image_into(cache, image, options, starting_patch, &staging)
                 .and_then(|()| {
                     std::fs::rename(&staging, &layer).map_err(SandboxError::io(format!(
                         "moving the scrubbed layer into {}",
@@ -95,12 +118,13 @@ pub(crate) fn scrubbed_image(
                 .inspect_err(|_| {
                     let _ = crate::tree::remove_tree(&staging);
                 })
-                .map_err(|error| {
-                    SandboxError::Setup(format!(
+                .map_err(|error| match error {
+                    SandboxError::StartingPatch { .. } => error,
+                    error => SandboxError::Setup(format!(
                         "image {}: scrubbing the repository at {}: {error}",
                         image.reference,
                         mount_point.display()
-                    ))
+                    )),
                 })?;
         }
     }
@@ -112,12 +136,14 @@ pub(crate) fn scrubbed_image(
     })
 }
 
-/// Scrubs `image`'s repository in a workspace of the image and keeps the changes to its git
-/// directory at `staging`.
+/// Scrubs `image`'s repository in a workspace of the image, from `starting_patch` applied when
+/// given, and keeps the changes to its git directory (to the whole repository with a starting
+/// patch) at `staging`.
 fn scrub_image_into(
     cache: &Cache,
     image: &ImageRoot,
     options: &WorkspaceOptions,
+    starting_patch: Option<&str>,
     staging: &Path,
 ) -> Result<(), SandboxError> {
     let mut sandbox = options.sandbox.clone();
@@ -131,7 +157,6 @@ fn scrub_image_into(
     };
     let workspace = Workspace::create_in_image(cache, image, &options)?;
     let repo = RepoAt::Sandbox(workspace.sandbox());
-    let commit = workspace.base().commit.clone();
     let git_dir = PathBuf::from(repo.git_text(&["rev-parse", "--absolute-git-dir"])?);
     let expected = options.sandbox.mount_point.join(".git");
     if git_dir != expected {
@@ -146,9 +171,17 @@ fn scrub_image_into(
         .git_text(&["symbolic-ref", "--quiet", "HEAD"])
         .ok()
         .filter(|name| name.starts_with("refs/heads/"));
+    let commit = match starting_patch {
+        Some(patch) => start_from_patch(&repo, patch, &image.reference)?,
+        None => workspace.base().commit.clone(),
+    };
     scrub(&repo, &commit, branch.as_deref())?;
     workspace.keep_changes(staging)?;
-    retain_only(staging, &expected)
+    let kept = match starting_patch {
+        Some(_) => options.sandbox.mount_point.as_path(),
+        None => expected.as_path(),
+    };
+    retain_only(staging, kept)
 }
 
 /// Deletes everything in the layer `root` but `path` (absolute, as inside the sandbox) and

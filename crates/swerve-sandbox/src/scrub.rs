@@ -22,6 +22,11 @@
 //!    also drops a partial clone's promisor packs and `.keep` packs;
 //! 5. the commit's tree is checked complete.
 //!
+//! A task whose starting state is its image's code with a patch applied (a SWE-smith row: the
+//! patch is the bug) starts from [`start_from_patch`]: the patched tree committed with no
+//! parent, so the scrub that follows leaves one commit. The image's history holds the code
+//! before the patch, which for such a task is the fix; none of it may survive.
+//!
 //! The same steps run wherever the repository is: [`RepoAt::Host`] for a base being prepared
 //! (`base.rs`), [`RepoAt::Sandbox`] for an image's repository, with the image's own `git` and
 //! `sh` run confined in a workspace of the image (a repository's configuration may name
@@ -125,6 +130,39 @@ mkdir objects
 mv objects.scrubbed/pack objects.scrubbed/info objects/
 rmdir objects.scrubbed
 "#;
+
+/// Makes `HEAD`'s tree with `patch` applied the repository's only history: applies `patch`
+/// (`git apply`; [`SandboxError::StartingPatch`] when it does not apply), commits the whole
+/// tree as a commit with no parent (by `swerve`, dated as `HEAD` was, so the same image and
+/// patch give the same commit) and points the checked-out branch, or a detached `HEAD`, at
+/// it. Returns the commit; [`scrub`] with it then drops every older object.
+pub(crate) fn start_from_patch(
+    repo: &RepoAt,
+    patch: &str,
+    image: &str,
+) -> Result<String, SandboxError> {
+    repo.git(&["apply", "--whitespace=nowarn", "-"], patch.as_bytes())
+        .map_err(|error| SandboxError::StartingPatch {
+            image: image.to_owned(),
+            detail: match error {
+                SandboxError::Git { stderr, .. } => stderr,
+                other => other.to_string(),
+            },
+        })?;
+    repo.git(&["add", "--all", "--", "."], b"")?;
+    let tree = repo.git_text(&["write-tree"])?;
+    let date = repo.git_text(&["log", "-1", "--format=%cI", "HEAD"])?;
+    let mut command = repo.command("git")?;
+    command
+        .args(["commit-tree", &tree, "-m", "The task's starting state"])
+        .env("GIT_AUTHOR_DATE", &date)
+        .env("GIT_COMMITTER_DATE", &date);
+    let args: Vec<OsString> = ["commit-tree", &tree].iter().map(Into::into).collect();
+    let output = git::output_with_input(command, repo.dir(), &args, b"")?;
+    let commit = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    repo.git(&["update-ref", "HEAD", &commit], b"")?;
+    Ok(commit)
+}
 
 /// Leaves in `repo` only `commit`'s history, `branch` (a full ref name, the checked-out
 /// branch) and the tags [`tags_to_keep`] names; see the module doc.

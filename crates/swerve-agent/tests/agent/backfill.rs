@@ -120,7 +120,23 @@ fn backfills_every_step_in_the_agile_structure() {
     assert_eq!(header.extra["backfill"]["teacher_calls"], 4);
     assert_eq!(trajectory.outcome, source.outcome);
 
-    let mut conversation = header.prompt.clone();
+    assert_steps_rebuild_their_context(&trajectory, &source);
+    assert_eq!(trajectory.steps[1].extra["backfill"]["teacher_calls"], 2);
+
+    assert_teacher_saw_the_window(&model, &source);
+
+    // It is a valid trajectory file.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.jsonl");
+    write_trajectory(&path, &trajectory).unwrap();
+    assert_eq!(read_trajectory(&path).unwrap().trajectory, trajectory);
+}
+
+/// Each backfilled step: in the agent's structure, reading back to its pieces and call, with
+/// what described the original model call gone, and a recorded request that is the step's
+/// context under a window of one.
+fn assert_steps_rebuild_their_context(trajectory: &Trajectory, source: &Trajectory) {
+    let mut conversation = trajectory.header.prompt.clone();
     for (k, step) in trajectory.steps.iter().enumerate() {
         let original = &source.steps[k];
         let action = original.call_text.clone().unwrap();
@@ -165,11 +181,12 @@ fn backfills_every_step_in_the_agile_structure() {
             conversation.push(Message::user(observation.clone()));
         }
     }
-    assert_eq!(trajectory.steps[1].extra["backfill"]["teacher_calls"], 2);
+}
 
-    // The teacher saw the window: step 2's context keeps step 1's reasoning inline but
-    // only step 0's digest.
-    let requests = asked(&model);
+/// The teacher saw the window (step 2's context keeps step 1's reasoning inline but only step
+/// 0's digest), and the unusable reply was answered with what was wrong.
+fn assert_teacher_saw_the_window(model: &ScriptedModel, source: &Trajectory) {
+    let requests = asked(model);
     let step_two = requests[3][1].text();
     assert!(
         step_two.contains("<think>\nreasoning 1\n</think>"),
@@ -191,12 +208,6 @@ fn backfills_every_step_in_the_agile_structure() {
             .text()
             .starts_with("Your reply has no <reasoning_digest> tag. Reply with exactly one")
     );
-
-    // It is a valid trajectory file.
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("out.jsonl");
-    write_trajectory(&path, &trajectory).unwrap();
-    assert_eq!(read_trajectory(&path).unwrap().trajectory, trajectory);
 }
 
 #[test]

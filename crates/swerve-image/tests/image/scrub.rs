@@ -2,13 +2,17 @@
 //! `scripts/test-images.sh`) keeps, as SWE-bench's images did before their fix of #465, the
 //! fix of `subtract` in later commits, a tag, a branch, a remote, notes, a stash, a reflog
 //! and dangling objects. In a workspace of the image none of it is left, the base's history
-//! and older tag are, and the scrub is done once per image, not per workspace.
+//! and older tag are, and the scrub is done once per image, not per workspace. A task that
+//! starts from the image's code with a patch applied (SWE-smith's bug) gets that code as the
+//! repository's one commit: nothing of the code before the patch, its solution, is left.
 
 use std::time::Duration;
 
 use swerve_core::Shell;
 use swerve_image::{IdMapping, ImagesConfig, Store};
-use swerve_sandbox::{Cache, Isolation, SandboxConfig, Workspace, WorkspaceOptions};
+use swerve_sandbox::{
+    Cache, ImageRoot, Isolation, SandboxConfig, SandboxError, Workspace, WorkspaceOptions,
+};
 
 use crate::support::layout;
 
@@ -165,4 +169,116 @@ fn an_image_repository_holds_nothing_after_its_head() {
         .map(|entry| entry.file_name())
         .collect();
     assert_eq!(top, ["testbed"]);
+}
+
+/// The `swe` test image unpacked in `dir`, options for a workspace of it, and a cache.
+fn swe_image(dir: &std::path::Path) -> Option<(ImageRoot, WorkspaceOptions, Cache)> {
+    let layout = layout()?;
+    let store = Store::open(&dir.join("store"), &ImagesConfig::default()).unwrap();
+    let record = store
+        .import(&layout, Some("swe"), "localhost/swerve/swe")
+        .unwrap();
+    let sandbox = SandboxConfig {
+        isolation: Isolation::Namespaces,
+        ..SandboxConfig::default()
+    };
+    let root = store
+        .root_for(&record, IdMapping::for_sandbox(&sandbox).unwrap())
+        .unwrap();
+    let options = WorkspaceOptions {
+        sandbox,
+        ..Default::default()
+    };
+    Some((root, options, Cache::open(dir.join("cache")).unwrap()))
+}
+
+#[test]
+fn a_starting_patch_is_the_only_commit_and_the_code_before_it_is_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((root, options, cache)) = swe_image(dir.path()) else {
+        return;
+    };
+    let image_repo = root
+        .layers
+        .iter()
+        .map(|layer| layer.join("testbed"))
+        .find(|repo| repo.join(".git").is_dir())
+        .unwrap();
+    // The image's code is the solution; the task's patch breaks `add`, as a SWE-smith bug does.
+    let clone = dir.path().join("clone");
+    std::fs::create_dir_all(clone.join("calc")).unwrap();
+    let solution = swerve_testing::sh_exact(&image_repo, "git show HEAD:calc/__init__.py");
+    std::fs::write(clone.join("calc/__init__.py"), solution).unwrap();
+    swerve_testing::sh(&clone, "git init -q && git add -A");
+    let bug = swerve_testing::sh_exact(
+        &clone,
+        "sed -i 's/return a + b/return a * b/' calc/__init__.py && git diff --full-index",
+    );
+    assert!(bug.contains("return a * b"), "{bug}");
+    let solution_blob = swerve_testing::sh(&image_repo, "git rev-parse HEAD:calc/__init__.py");
+
+    let workspace =
+        Workspace::create_from_image_with_patch(&cache, &root, &options, Some(&bug)).unwrap();
+    assert!(ok(&workspace, "cat calc/__init__.py").contains("return a * b\n"));
+    assert_eq!(ok(&workspace, "git status --porcelain"), "");
+    let head = ok(&workspace, "git rev-parse HEAD");
+    assert_eq!(workspace.base().commit, head.trim());
+    assert_eq!(ok(&workspace, "git rev-list --all"), head);
+    assert_eq!(
+        ok(&workspace, "git log --format=%s"),
+        "The task's starting state\n"
+    );
+    assert_eq!(
+        ok(
+            &workspace,
+            "git cat-file --batch-all-objects --batch-check='%(objecttype) %(objectname)' | sed -n 's/^commit //p'"
+        ),
+        head
+    );
+    // `git cat-file -e` answers 1 for a missing object: the solution's blob is gone.
+    assert_eq!(
+        run(&workspace, &format!("git cat-file -e {solution_blob}")).0,
+        Some(1)
+    );
+    assert_eq!(
+        ok(
+            &workspace,
+            "git tag -l; git stash list; git reflog; git remote"
+        ),
+        ""
+    );
+    // The solution, the patch reversed, applies to the starting state.
+    ok(
+        &workspace,
+        &format!("cat >/tmp/bug.diff <<'EOF'\n{bug}EOF\ngit apply -R /tmp/bug.diff"),
+    );
+    assert!(ok(&workspace, "cat calc/__init__.py").contains("return a + b\n"));
+    workspace.destroy().unwrap();
+
+    // Made once per image and patch, and the same commit every time.
+    let again =
+        Workspace::create_from_image_with_patch(&cache, &root, &options, Some(&bug)).unwrap();
+    assert_eq!(ok(&again, "git rev-parse HEAD"), head);
+    let layers = std::fs::read_dir(cache.root().join("scrubbed"))
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.path().is_dir())
+        .count();
+    assert_eq!(layers, 1);
+    // The image without the patch is another layer, with the image's history.
+    let plain = Workspace::create_from_image(&cache, &root, &options).unwrap();
+    assert_eq!(ok(&plain, "git rev-list --all --count"), "2\n");
+
+    // A patch made for other code leaves no starting state to test in.
+    let foreign = bug.replace("return a + b", "return a ** b");
+    match Workspace::create_from_image_with_patch(&cache, &root, &options, Some(&foreign)) {
+        Err(SandboxError::StartingPatch { image, detail }) => {
+            assert_eq!(image, root.reference);
+            assert!(detail.contains("calc/__init__.py"), "{detail}");
+        }
+        other => panic!(
+            "expected a starting patch error, got {:?}",
+            other.map(|_| ())
+        ),
+    }
 }
