@@ -1,10 +1,15 @@
 """The trainer integrations under the trainers' own interfaces: skyrl-gym's environment
 registry and ``BaseTextEnv`` (the real package), verl's ``AgentLoopOutput`` (its field list,
 verl being too large to install: torch), driven by the replay model through a real
-tokenizer."""
+tokenizer. Under ``--preset agile`` (a history rewritten each turn) verl, SkyRL and rLLM
+train step-wise: each step's prompt ids must be swerve's own ids of that step's windowed
+context (``run.tokenizer`` set to the same Qwen3 tokenizer, rendered by swerve's Rust chat
+template engine) and its response ids the ids the model gave."""
 
 import asyncio
+import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any, Optional
 
@@ -99,14 +104,18 @@ def verl_output_model():
     return AgentLoopOutput
 
 
-def qwen3_tokenizer():
-    from transformers import AutoTokenizer
-
+def qwen3_directory():
     root = Path(os.environ.get("SWERVE_TEST_DATA", Path.home() / ".cache" / "swerve" / "test-data"))
     directory = root / "tokenizers" / "qwen3"
     if not (directory / "tokenizer.json").is_file():
         pytest.fail(f"{directory} is missing: run scripts/fetch-tokenizers.sh")
-    return AutoTokenizer.from_pretrained(str(directory))
+    return directory
+
+
+def qwen3_tokenizer():
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(qwen3_directory()))
 
 
 class ReplayServer:
@@ -219,3 +228,215 @@ def test_rllm_env_has_the_base_env_interface_and_ends_resolved():
             break
     assert done and reward == 1.0 and env.compute_final_reward() == 1.0 and info["no_reward"] is False
     env.close()
+
+
+# --- --preset agile: one sample per step (verl, SkyRL, rLLM) ----------------------------
+
+
+KEEP_REASONING_RULE = "{%- if loop.index0 > ns.last_query_index %}"
+
+
+@pytest.fixture(scope="module")
+def qwen3_keeping_reasoning(tmp_path_factory):
+    """The real Qwen3 tokenizer with its chat template's rule that drops the reasoning of
+    every turn before the last user message replaced by ``true`` (docs/agile.md: with the
+    stock template no earlier turn keeps reasoning, so a window would not show in the
+    tokens). Both sides use it: the trainer's tokenizer (transformers) and swerve's
+    ``run.tokenizer`` (its Rust template engine)."""
+    from transformers import AutoTokenizer
+
+    source = qwen3_directory()
+    directory = tmp_path_factory.mktemp("qwen3-keep-reasoning")
+    config = json.loads((source / "tokenizer_config.json").read_text())
+    assert KEEP_REASONING_RULE in config["chat_template"]
+    config["chat_template"] = config["chat_template"].replace(KEEP_REASONING_RULE, "{%- if true %}")
+    (directory / "tokenizer_config.json").write_text(json.dumps(config))
+    shutil.copy(source / "tokenizer.json", directory / "tokenizer.json")
+    return directory, AutoTokenizer.from_pretrained(str(directory))
+
+
+def agile_options(directory, id):
+    """``--preset agile`` with swerve's own tokenizer: each step's ``info["prompt_ids"]``
+    and ``info["sample"]`` are then swerve's ids of the windowed context. The reasoning
+    window is drawn from the trajectory ``id``: fixed, so a failure repeats."""
+    return {"presets": ["agile"], "set": {"run.tokenizer": str(directory)}, "id": id}
+
+
+class AgileServer(ReplayServer):
+    """The replay model's calls in SWE-AGILE's structure (reasoning, digest, call), as a
+    token-in/token-out server: it records the prompt ids it was sent and the ids (and
+    logprobs, distinct per step) it gave."""
+
+    def __init__(self, tokenizer, instance_id):
+        calls = swerve.replay_turns(DEMOS / f"{instance_id}.json", presets=["agile"])
+        replies = [
+            f"<think>\nreasoning {k}: what call {k} is for\n</think>\n<reasoning_digest>\ndigest {k}\n</reasoning_digest>\n{call}"
+            for k, call in enumerate(calls)
+        ]
+        super().__init__(tokenizer, replies)
+        self.outputs = []
+
+    async def generate(self, prompt_ids, sampling_params, request_id):
+        self.prompts.append(list(prompt_ids))
+        k = len(self.outputs)
+        ids = self.tokenizer.encode(self.replies.pop(0), add_special_tokens=False) + [self.tokenizer.convert_tokens_to_ids("<|im_end|>")]
+        logprobs = [-0.01 * (k + 1)] * len(ids)
+        self.outputs.append((ids, logprobs))
+        return list(ids), list(logprobs)
+
+
+class SwerveIds:
+    """What swerve itself gave: the opening's and each step's ``prompt_ids`` (its own
+    rendering of the next prompt) and each step's ``sample``."""
+
+    def __init__(self):
+        self.opening, self.infos = None, []
+
+    def prompts(self):
+        """Swerve's ids of the prompt each step answered."""
+        return [self.opening["prompt_ids"]] + [info["prompt_ids"] for info in self.infos[:-1]]
+
+    def messages(self):
+        return [self.opening["messages"]] + [info["messages"] for info in self.infos[:-1]]
+
+
+class RecordingAsyncEnv(swerve.AsyncEnv):
+    def __init__(self, task, seen, **options):
+        super().__init__(task, **options)
+        self.seen = seen
+
+    async def reset(self):
+        self.seen.opening = await super().reset()
+        return self.seen.opening
+
+    async def step(self, action):
+        step = await super().step(action)
+        self.seen.infos.append(step.info)
+        return step
+
+
+def check_windowed_samples(seen, server, prompt_ids, response_ids, logprobs=None):
+    """The samples' prompt ids are swerve's ids of each step's windowed context, their
+    response ids (and logprobs) the ones the server gave; and the context was windowed."""
+    swerve_prompts = seen.prompts()
+    assert len(prompt_ids) == len(response_ids) == len(swerve_prompts) == len(server.outputs) >= 8
+    window = seen.opening["reasoning_window"]
+    assert window in (1, 2, 3, 4)
+    for k, (ids, response) in enumerate(zip(prompt_ids, response_ids)):
+        assert swerve_prompts[k] is not None
+        assert ids == swerve_prompts[k], f"step {k}: {len(ids)} prompt ids, swerve's windowed context is {len(swerve_prompts[k])}"
+        assert ids == seen.infos[k]["sample"]["prompt_ids"] == server.prompts[k]
+        assert response == server.outputs[k][0] == seen.infos[k]["sample"]["response_ids"]
+        if logprobs is not None:
+            assert logprobs[k] == server.outputs[k][1]
+    # The history was rewritten: past the window, earlier replies lose their reasoning, in
+    # swerve's messages and in the samples' tokens (past the system prompt's, which names the
+    # tag, the only <think> are the window's).
+    think = server.tokenizer.convert_tokens_to_ids("<think>")
+    opening = prompt_ids[0].count(think)
+    for k, messages in enumerate(seen.messages()):
+        replies = [message.get("content") or "" for message in messages if message["role"] == "assistant"]
+        assert len(replies) == k and all("<reasoning_digest>" in reply for reply in replies)
+        assert sum("<think>" in reply for reply in replies) == min(window, k)
+        assert prompt_ids[k].count(think) - opening == min(window, k), f"step {k}"
+    assert len(prompt_ids) > window + 1
+
+
+def test_verl_step_wise_episode_under_agile_gives_swerve_windowed_prompts(tasks, qwen3_keeping_reasoning):
+    from swerve.integrations import verl
+
+    directory, tokenizer = qwen3_keeping_reasoning
+    task = task_by_id(tasks, "swerve-examples__calc-1")
+    server, seen = AgileServer(tokenizer, task.instance_id), SwerveIds()
+    env = RecordingAsyncEnv(task, seen, **agile_options(directory, f"{task.instance_id}__agile"))
+    steps = asyncio.run(verl.run_step_wise_episode(env, tokenizer, server.generate, prompt_length=16384, response_length=4096))
+    outputs = [verl_output_model()(**fields) for fields in steps]
+    check_windowed_samples(
+        seen,
+        server,
+        [output.prompt_ids for output in outputs],
+        [output.response_ids for output in outputs],
+        [output.response_logprobs for output in outputs],
+    )
+    assert all(output.reward_score == 1.0 and output.extra_fields["resolved"] for output in outputs)
+    assert all(output.response_mask == [1] * len(output.response_ids) for output in outputs)
+    assert [output.extra_fields["is_last_step"] for output in outputs] == [False] * (len(outputs) - 1) + [True]
+    assert len({output.extra_fields["trajectory_id"] for output in outputs}) == 1
+
+
+def test_verl_agent_loop_refuses_a_rewritten_history(tasks):
+    from swerve.integrations import verl
+
+    tokenizer = qwen3_tokenizer()
+    task = task_by_id(tasks, "swerve-examples__calc-1")
+    server = AgileServer(tokenizer, task.instance_id)
+    with pytest.raises(swerve.SwerveError, match="rewrites the history.*run_step_wise_episode"):
+        asyncio.run(verl.run_episode(swerve.AsyncEnv(task, presets=["agile"]), tokenizer, server.generate, prompt_length=16384, response_length=32768))
+    assert server.prompts == []
+
+
+def test_skyrl_step_wise_trajectory_under_agile_gives_swerve_windowed_prompts(tasks, qwen3_keeping_reasoning):
+    from swerve.integrations import skyrl
+
+    directory, tokenizer = qwen3_keeping_reasoning
+    task = task_by_id(tasks, "swerve-examples__envfile-1")
+    server, seen = AgileServer(tokenizer, task.instance_id), SwerveIds()
+    env = RecordingAsyncEnv(task, seen, **agile_options(directory, f"{task.instance_id}__agile"))
+    trajectory = asyncio.run(skyrl.run_step_wise_trajectory(env, tokenizer, server.generate, repetition_id=3))
+    assert trajectory["reward"] == 1.0 and trajectory["metrics"]["resolved"] == 1.0
+    output = skyrl.step_wise_output([trajectory])
+    check_windowed_samples(seen, server, output["prompt_token_ids"], output["response_ids"], output["rollout_logprobs"])
+    assert output["is_last_step"] == [False] * (len(output["is_last_step"]) - 1) + [True]
+    assert output["rewards"][-1][-1] == 1.0 and not any(any(rewards) for rewards in output["rewards"][:-1])
+    assert {(t.instance_id, t.repetition_id) for t in output["trajectory_ids"]} == {(task.instance_id, 3)}
+
+
+def test_skyrl_text_env_refuses_a_rewritten_history():
+    from swerve.integrations import skyrl
+
+    env = skyrl.SwerveTextEnv({"tasks": str(TASKS), "presets": ["agile"]}, {"task_id": "swerve-examples__envfile-1"})
+    with pytest.raises(swerve.SwerveError, match="SkyRL's generator only appends.*run_step_wise_trajectory"):
+        env.init([])
+
+
+def test_rllm_step_wise_episode_under_agile_gives_swerve_windowed_prompts(tasks, qwen3_keeping_reasoning):
+    from swerve.integrations import rllm
+
+    directory, tokenizer = qwen3_keeping_reasoning
+    task = task_by_id(tasks, "swerve-examples__wrapline-1")
+    server, seen = AgileServer(tokenizer, task.instance_id), SwerveIds()
+
+    class RecordingEnv(rllm.SwerveRllmEnv):
+        def reset(self):
+            instruction, info = super().reset()
+            seen.opening = {**self.opening, **info}
+            return instruction, info
+
+        def step(self, action):
+            observation, reward, done, info = super().step(action)
+            seen.infos.append(info)
+            return observation, reward, done, info
+
+    env = RecordingEnv(task, **agile_options(directory, f"{task.instance_id}__agile"))
+    trajectory = asyncio.run(rllm.run_step_wise_episode(env, tokenizer, server.generate))
+    steps = trajectory.steps
+    check_windowed_samples(
+        seen,
+        server,
+        [step.info["prompt_ids"] for step in steps],
+        [step.info["response_ids"] for step in steps],
+        [step.info["logprobs"] for step in steps],
+    )
+    # Each step's chat_completions are the windowed context swerve gave for it.
+    assert [step.chat_completions for step in steps] == seen.messages()
+    assert trajectory.reward == 1.0 and all(step.reward == 1.0 for step in steps)
+    assert steps[-1].done and not any(step.done for step in steps[:-1])
+
+
+def test_openrlhf_agent_instance_refuses_a_rewritten_history():
+    from swerve.integrations import openrlhf
+
+    AgentInstance = openrlhf.agent_instance_class(tasks=str(TASKS), tokenizer=qwen3_tokenizer(), presets=["agile"])
+    instance = AgentInstance()
+    with pytest.raises(swerve.SwerveError, match="OpenRLHF's multi-turn executor only appends"):
+        asyncio.run(instance.reset({"observation": "", "label": "swerve-examples__envfile-1"}))

@@ -15,6 +15,10 @@ The feedback is the observation message rendered with the same chat template and
 generation prompt (the template's empty-conversation prefix cut). The reward comes on the
 last step; when grading failed for the machinery's reason the reward is 0 and
 ``extra_logs["no_reward"]`` is 1 (filter those samples out).
+
+OpenRLHF's executor only appends the feedback to the running text, so a context policy that
+rewrites the history each turn (a SWE-AGILE reasoning window, ``--preset agile``) cannot be
+trained through it: ``reset()`` refuses such a preset.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from __future__ import annotations
 from typing import Any, Dict, Optional, Sequence
 
 import swerve
+
+from . import _steps
 
 
 def feedback_text(tokenizer: Any, message: Dict[str, Any]) -> str:
@@ -67,6 +73,14 @@ def agent_instance_class(
                 raise swerve.SwerveError(f"{tasks}: no task with instance_id {label!r} (the row's label)")
             self.env = swerve.AsyncEnv(by_id[label], config, **options)
             opening = await self.env.reset()
+            if _steps.rewrites_history(opening):
+                await self.env.close()
+                raise _steps.windowed_error(
+                    opening,
+                    "OpenRLHF's multi-turn executor",
+                    "only appends each feedback to the running prompt",
+                    "train this preset with verl, SkyRL or rLLM step-wise (docs/python.md)",
+                )
             self.max_steps = int(opening["max_steps"])
             # The prompt is the row's (swerve's opening, rendered by OpenRLHF).
             return {"observation": states["observation"]}

@@ -9,13 +9,32 @@ rLLM's ``SWEAgent`` writes its own system prompt and expects the raw problem sta
 default ``xml`` format. The reward is given when the episode ends; when grading failed for
 the machinery's reason it is ``None`` in ``info["reward"]`` and 0 in the tuple, with
 ``info["no_reward"]`` true.
+
+rLLM's ``SWEAgent`` keeps its own history, and so sends the whole conversation every turn.
+Where swerve's context policy rewrites the history (a SWE-AGILE reasoning window, ``--preset
+agile``), pair the environment with :class:`SwerveRllmAgent` instead: an agent with the
+``BaseAgent`` interface of ``rllm/agents/agent.py`` (v0.2.1; ``update_from_env``,
+``update_from_model``, ``reset``, ``chat_completions``, ``trajectory``,
+``get_current_state``) whose ``chat_completions`` are the prompt swerve gives each step
+(``info["messages"]``: the windowed context), one ``Step`` per step, for rLLM's step-wise
+advantage (``stepwise_advantage.enable``, mode ``broadcast``: the trajectory's reward on
+every step). :func:`run_step_wise_episode` is rLLM's engine loop over the two with a
+token-in/token-out ``generate``: each step's ``info`` gets the ``prompt_ids`` (the
+windowed context rendered by the policy's chat template) and the ``response_ids`` the
+policy produced. rLLM itself is not installed here (it needs torch): its classes are used
+when importable, else stand-ins with the same fields.
 """
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
 
 import swerve
+
+from . import _steps
+from ._steps import Generate
 
 
 class SwerveRllmEnv:
@@ -24,6 +43,8 @@ class SwerveRllmEnv:
     def __init__(self, task: swerve.Task, config: Optional[str] = None, **options: Any) -> None:
         self.env = swerve.Env(task, config, **options)
         self.evaluation: Optional[swerve.Evaluation] = None
+        self.opening: Dict[str, Any] = {}
+        """What :meth:`swerve.Env.reset` gave (``messages``, ``tools``, ``reasoning_window``, ...)."""
 
     @staticmethod
     def from_dict(extra_info: Dict[str, Any]) -> "SwerveRllmEnv":
@@ -45,9 +66,11 @@ class SwerveRllmEnv:
         return True
 
     def reset(self) -> Tuple[str, Dict[str, Any]]:
-        opening = self.env.reset()
+        self.opening = self.env.reset()
         self.evaluation = None
-        return self.env.task.problem_statement, {"messages": opening["messages"], "tools": opening["tools"]}
+        opening = self.opening
+        info = {"messages": opening["messages"], "tools": opening["tools"], "reasoning_window": opening["reasoning_window"]}
+        return self.env.task.problem_statement, info
 
     def step(self, action: Any) -> Tuple[str, float, bool, Dict[str, Any]]:
         if not isinstance(action, (str, dict)):
@@ -66,3 +89,167 @@ class SwerveRllmEnv:
 
     def close(self) -> None:
         self.env.close()
+
+
+@dataclass
+class _Step:
+    """rLLM's ``Step`` (``rllm/agents/agent.py``), its fields used here."""
+
+    chat_completions: List[Dict[str, Any]] = field(default_factory=list)
+    thought: str = ""
+    action: Any = None
+    observation: Any = None
+    model_response: str = ""
+    info: Dict[str, Any] = field(default_factory=dict)
+    reward: float = 0.0
+    done: bool = False
+    mc_return: float = 0.0
+    step: int = 0
+
+
+@dataclass
+class _Action:
+    """rLLM's ``Action``."""
+
+    action: Any = None
+
+
+@dataclass
+class _Trajectory:
+    """rLLM's ``Trajectory``."""
+
+    task: Any = None
+    steps: List[Any] = field(default_factory=list)
+    reward: float = 0.0
+
+
+def _rllm_types() -> Tuple[type, type, type]:
+    try:
+        from rllm.agents.agent import Action, Step, Trajectory  # type: ignore[import-not-found]
+    except ImportError:
+        return _Step, _Action, _Trajectory
+    return Step, Action, Trajectory
+
+
+def _agent_base() -> type:
+    try:
+        from rllm.agents.agent import BaseAgent  # type: ignore[import-not-found]
+    except ImportError:
+        return object
+    return BaseAgent
+
+
+class SwerveRllmAgent(_agent_base()):  # type: ignore[misc]
+    """An rLLM agent that sends what swerve says to send: its ``chat_completions`` are the
+    last ``info["messages"]`` the environment gave (the opening, then each step's next
+    prompt under the context policy), so a history rewritten each turn reaches the policy
+    as swerve renders it. Each model reply is one ``Step`` whose ``chat_completions`` are
+    the prompt it answered. ``update_from_model(response, response_ids=, logprobs=,
+    prompt_ids=)`` keeps the ids in the step's ``info`` and returns an ``Action`` whose
+    ``action`` is the assistant message swerve reads, ids included."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        _, _, Trajectory = _rllm_types()
+        self._trajectory = Trajectory()
+        self._messages: List[Dict[str, Any]] = []
+
+    @property
+    def chat_completions(self) -> List[Dict[str, Any]]:
+        return list(self._messages)
+
+    @property
+    def trajectory(self) -> Any:
+        return self._trajectory
+
+    def get_current_state(self) -> Any:
+        return self._trajectory.steps[-1] if self._trajectory.steps else None
+
+    def update_from_env(self, observation: Any, reward: float, done: bool, info: Dict[str, Any], **kwargs: Any) -> None:
+        step = self.get_current_state()
+        if step is not None and step.observation is None:
+            step.observation, step.reward, step.done = observation, reward, done
+            step.info.update(
+                {key: info.get(key) for key in ("format_error", "exit_reason", "call") if key in info}
+            )
+        messages = info.get("messages")
+        if messages is not None:
+            self._messages = list(messages)
+        elif not done:
+            raise swerve.SwerveError("SwerveRllmAgent: the environment gave no messages (use SwerveRllmEnv)")
+
+    def update_from_model(
+        self,
+        response: str,
+        *,
+        response_ids: Optional[List[int]] = None,
+        logprobs: Optional[List[float]] = None,
+        prompt_ids: Optional[List[int]] = None,
+        **kwargs: Any,
+    ) -> Any:
+        Step, Action, _ = _rllm_types()
+        action: Dict[str, Any] = {"content": response}
+        info: Dict[str, Any] = {}
+        if response_ids is not None:
+            action["response_ids"] = info["response_ids"] = [int(token) for token in response_ids]
+        if logprobs is not None:
+            action["logprobs"] = info["logprobs"] = [float(value) for value in logprobs]
+        if prompt_ids is not None:
+            info["prompt_ids"] = [int(token) for token in prompt_ids]
+        step = Step(
+            chat_completions=self.chat_completions,
+            model_response=response,
+            action=action,
+            info=info,
+            step=len(self._trajectory.steps),
+        )
+        self._trajectory.steps.append(step)
+        return Action(action=action)
+
+
+async def run_step_wise_episode(
+    env: SwerveRllmEnv,
+    tokenizer: Any,
+    generate: Generate,
+    *,
+    agent: Optional[SwerveRllmAgent] = None,
+    sampling_params: Optional[Dict[str, Any]] = None,
+    request_id: Optional[str] = None,
+) -> Any:
+    """rLLM's agent-environment loop for one episode of ``env`` with ``agent`` (a new
+    :class:`SwerveRllmAgent` by default), token-in/token-out: each step's prompt ids are
+    ``agent.chat_completions`` (swerve's prompt for the step; under a reasoning window, the
+    windowed context) rendered by ``tokenizer``'s chat template with the generation prompt,
+    sent to ``generate``; the reply is decoded for swerve to read and its ids kept. Returns
+    the agent's ``Trajectory``: one ``Step`` per step, each with ``info["prompt_ids"]``,
+    ``info["response_ids"]`` and ``info["logprobs"]``, and ``reward`` the trajectory's on
+    every step (rLLM's ``broadcast`` step-wise advantage) and on the trajectory; ``None``
+    without reward (grading failed for the machinery's reason). Closes ``env``."""
+    agent = agent or SwerveRllmAgent()
+    agent.reset()
+    sampling_params = dict(sampling_params or {})
+    try:
+        observation, info = await asyncio.to_thread(env.reset)
+        request_id = request_id or env.env.id
+        agent.update_from_env(observation, 0.0, False, info)
+        tools = info.get("tools") or None
+        done = False
+        while not done:
+            prompt_ids = _steps.prompt_ids(tokenizer, agent.chat_completions, tools)
+            ids, logprobs = await generate(prompt_ids, sampling_params, request_id)
+            response = tokenizer.decode(list(ids), skip_special_tokens=True)
+            action = agent.update_from_model(response, response_ids=ids, logprobs=logprobs, prompt_ids=prompt_ids)
+            observation, reward, done, info = await asyncio.to_thread(env.step, action.action)
+            agent.update_from_env(observation, reward, done, info)
+        await asyncio.to_thread(env.compute_final_reward)
+    finally:
+        await asyncio.to_thread(env.close)
+    reward = env.evaluation.reward if env.evaluation is not None else None
+    trajectory = agent.trajectory
+    for step in trajectory.steps:
+        step.reward = reward
+        step.info["no_reward"] = reward is None
+    trajectory.reward = reward
+    return trajectory

@@ -15,6 +15,16 @@ environment's configuration (``env_config``) names the task file and swerve sett
 The reward is given on the last step: 1 resolved, 0 not; when grading failed for the
 machinery's reason the reward is 0 but ``metadata["no_reward"]`` is true, and
 :func:`step_wise_output` leaves such trajectories out.
+
+Where the context policy rewrites the history each turn (a SWE-AGILE reasoning window,
+``--preset agile``), SkyRL's generator cannot drive :class:`SwerveTextEnv`: it keeps the
+chat history itself and only appends the observations a ``BaseTextEnv`` returns, so the
+windowed context never reaches the policy. ``init()`` refuses such a preset. Train it
+step-wise from your own generator instead: :func:`run_step_wise_trajectory` runs an episode
+sending each step's windowed context (swerve's ``info["messages"]``, rendered by the
+policy's chat template) and :func:`step_wise_output` turns the trajectories into SkyRL's
+step-wise ``GeneratorOutput`` (the reward on the last step, which SkyRL's step-wise
+training broadcasts to the trajectory's other steps).
 """
 
 from __future__ import annotations
@@ -24,6 +34,9 @@ from types import SimpleNamespace
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import swerve
+
+from . import _steps
+from ._steps import Generate
 
 ENV_CLASS = "swerve"
 
@@ -91,6 +104,15 @@ class SwerveTextEnv(_base_text_env()):  # type: ignore[misc]
 
     def init(self, prompt: List[Dict[str, Any]]) -> Tuple[List[Dict[str, Any]], Dict[str, Any]]:
         opening = self.env.reset()
+        if _steps.rewrites_history(opening):
+            self.env.close()
+            raise _steps.windowed_error(
+                opening,
+                "SkyRL's generator",
+                "only appends a BaseTextEnv's observations to the chat history it keeps",
+                "train step-wise with swerve.integrations.skyrl.run_step_wise_trajectory and step_wise_output "
+                "from your own generator",
+            )
         if not self.max_turns:
             self.max_turns = int(opening["max_steps"])
         # swerve's own opening (the row's prompt is the same, written by `data prompts`).
@@ -149,6 +171,54 @@ def session_id(uid: str, repetition: int, global_step: Optional[int], phase: str
     ``uid`` is the row index, which repeats every epoch."""
     step = "x" if global_step is None else str(global_step)
     return f"{uid}__{repetition}__s{step}{phase}-{uuid.uuid4().hex[:8]}"
+
+
+async def run_step_wise_trajectory(
+    env: swerve.AsyncEnv,
+    tokenizer: Any,
+    generate: Generate,
+    *,
+    repetition_id: int = 0,
+    sampling_params: Optional[Dict[str, Any]] = None,
+    session_id: Optional[str] = None,
+    max_prompt_length: Optional[int] = None,
+) -> Dict[str, Any]:
+    """Runs one episode of ``env`` step-wise, for a generator of your own (SkyRL's
+    ``InferenceEngineClient`` behind ``generate``: prompt ids in, response ids and logprobs
+    out): each step's prompt is the one swerve gives (under a reasoning window, the
+    windowed context) rendered by ``tokenizer``'s chat template with the generation
+    prompt, and its response ids are the ids ``generate`` returned. A prompt longer than
+    ``max_prompt_length`` ends the episode before it is sent.
+
+    Returns the trajectory as :func:`step_wise_output` takes it: ``instance_id``,
+    ``repetition_id``, ``steps`` (``prompt_ids``, ``response_ids``, ``loss_mask``,
+    ``logprobs``), ``reward`` (``None`` without reward) and ``metrics`` (``resolved``,
+    ``no_reward``, ``format_errors``, ``turns``, ``truncated``)."""
+    episode = await _steps.run_steps(
+        env,
+        tokenizer,
+        generate,
+        sampling_params=sampling_params,
+        request_id=session_id or env.id,
+        prompt_length=max_prompt_length,
+    )
+    evaluation = episode["evaluation"]
+    return {
+        "instance_id": evaluation.instance_id,
+        "repetition_id": repetition_id,
+        "steps": [
+            {key: sample[key] for key in ("prompt_ids", "response_ids", "loss_mask", "logprobs")}
+            for sample in episode["steps"]
+        ],
+        "reward": episode["reward"],
+        "metrics": {
+            "resolved": float(evaluation.resolved),
+            "no_reward": float(evaluation.reward is None),
+            "format_errors": episode["format_errors"],
+            "turns": len(episode["steps"]),
+            "truncated": episode["truncated"],
+        },
+    }
 
 
 def step_wise_output(trajectories: Sequence[Mapping[str, Any]]) -> Dict[str, List[Any]]:

@@ -9,6 +9,16 @@ is ever re-rendered, so the ids the policy is trained on are the ids it produced
 response is cut to ``response_length``; the result has every field of verl's
 ``AgentLoopOutput`` (``metrics`` included), and swerve's own counts in ``extra_fields``.
 
+Where the context policy rewrites the history each turn (a SWE-AGILE reasoning window,
+``--preset agile``), one growing sequence cannot hold the episode: :func:`run_episode`
+refuses it, and :func:`run_step_wise_episode` gives one ``AgentLoopOutput``'s fields per
+step instead (the prompt ids of that step's windowed context, the response ids the policy
+produced, the trajectory's reward broadcast to every step). verl's ``AgentLoopBase.run``
+returns one output per prompt row, which the trainer joins to the row, so
+:class:`SwerveAgentLoop` cannot hand verl several: it refuses such a preset with an error
+saying so. Use the step-wise samples in a trainer (or a fork of verl's) that takes a
+variable number of samples per row.
+
 :class:`SwerveAgentLoop` is the ``AgentLoopBase`` subclass verl instantiates (register it
 with ``agent_loop_config_path``; see docs/python.md); rows come from ``swerve data prompts
 --format verl`` (``agent_name: swerve``, ``extra_info.task_id``).
@@ -21,20 +31,16 @@ nothing) and ``extra_fields["no_reward"]`` is true.
 from __future__ import annotations
 
 import time
-from typing import Any, Awaitable, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import swerve
 
-Generate = Callable[[List[int], Dict[str, Any], str], Awaitable[Tuple[List[int], Optional[List[float]]]]]
-"""``generate(prompt_ids, sampling_params, request_id)`` → ``(token_ids, logprobs or None)``."""
+from . import _steps
+from ._steps import Generate
 
 AGENT_NAME = "swerve"
 
-
-def _ids(rendered: Any) -> List[int]:
-    if isinstance(rendered, dict) or hasattr(rendered, "input_ids"):
-        rendered = rendered["input_ids"]
-    return [int(token) for token in rendered]
+_ids = _steps.ids
 
 
 def observation_ids(tokenizer: Any, message: Dict[str, Any]) -> List[int]:
@@ -62,10 +68,15 @@ async def run_episode(
     request_id = request_id or env.id
     opening = await env.reset()
     try:
-        tools = opening["tools"] or None
-        prompt_ids = _ids(
-            tokenizer.apply_chat_template(opening["messages"], tools=tools, add_generation_prompt=True, tokenize=True)
-        )
+        if _steps.rewrites_history(opening):
+            raise _steps.windowed_error(
+                opening,
+                "verl's agent loop (run_episode, SwerveAgentLoop)",
+                "keeps one growing token sequence, returned as one AgentLoopOutput per prompt row",
+                "train step-wise with swerve.integrations.verl.run_step_wise_episode (one AgentLoopOutput "
+                "per step, the reward broadcast) in a trainer that takes several samples per row",
+            )
+        prompt_ids = _steps.prompt_ids(tokenizer, opening["messages"], opening["tools"])
         if len(prompt_ids) > prompt_length:
             raise swerve.SwerveError(
                 f"task {opening['instance_id']}: the opening is {len(prompt_ids)} tokens, more than "
@@ -132,6 +143,69 @@ async def run_episode(
             "format_errors": format_errors,
         },
     }
+
+
+async def run_step_wise_episode(
+    env: swerve.AsyncEnv,
+    tokenizer: Any,
+    generate: Generate,
+    *,
+    prompt_length: int,
+    response_length: int,
+    sampling_params: Optional[Dict[str, Any]] = None,
+    request_id: Optional[str] = None,
+) -> List[Dict[str, Any]]:
+    """Runs one episode of ``env`` step-wise and returns one ``AgentLoopOutput``'s fields
+    per step: ``prompt_ids`` the prompt swerve gave for that step (under a reasoning
+    window, the windowed context) rendered by ``tokenizer``'s chat template with the
+    generation prompt, ``response_ids`` the ids ``generate`` returned (cut to
+    ``response_length``), ``response_mask`` all 1 (all 0 without reward),
+    ``response_logprobs`` as sampled, ``reward_score`` the trajectory's reward on every
+    step (verl's advantage estimators then broadcast it), ``num_turns`` 2. ``extra_fields``
+    has ``step``, ``steps``, ``is_last_step``, ``trajectory_id`` (the request id, shared by
+    the episode's steps), ``instance_id``, ``resolved``, ``no_reward``, ``truncated``,
+    ``submitted`` and ``format_error``. A step whose prompt is longer than
+    ``prompt_length`` is not sent: the episode ends there (``truncated``). Works for any
+    context policy; it is the only way to train a history rewritten each turn."""
+    request_id = request_id or env.id
+    episode = await _steps.run_steps(
+        env, tokenizer, generate, sampling_params=sampling_params, request_id=request_id, prompt_length=prompt_length
+    )
+    if not episode["steps"]:
+        raise swerve.SwerveError(
+            f"task {episode['opening']['instance_id']}: the opening is longer than "
+            f"data.max_prompt_length / rollout.prompt_length ({prompt_length}): raise it"
+        )
+    evaluation = episode["evaluation"]
+    no_reward = evaluation.reward is None
+    outputs = []
+    for sample in episode["steps"]:
+        response_ids = sample["response_ids"][:response_length]
+        logprobs = sample["logprobs"][:response_length] if sample["logprobs"] is not None else None
+        outputs.append(
+            {
+                "prompt_ids": sample["prompt_ids"],
+                "response_ids": response_ids,
+                "response_mask": [0 if no_reward else 1] * len(response_ids),
+                "response_logprobs": logprobs,
+                "reward_score": 0.0 if no_reward else float(evaluation.reward),
+                "num_turns": 2,
+                "metrics": {"generate_sequences": sample["generate_seconds"], "tool_calls": sample["tool_seconds"]},
+                "extra_fields": {
+                    "step": sample["step"],
+                    "steps": len(episode["steps"]),
+                    "is_last_step": sample["is_last_step"],
+                    "trajectory_id": request_id,
+                    "instance_id": evaluation.instance_id,
+                    "resolved": evaluation.resolved,
+                    "no_reward": no_reward,
+                    "truncated": episode["truncated"] or len(sample["response_ids"]) > response_length,
+                    "submitted": episode["done"],
+                    "format_error": sample["format_error"],
+                },
+            }
+        )
+    return outputs
 
 
 def _agent_loop_base() -> type:
