@@ -423,9 +423,9 @@ def test_rllm_step_wise_episode_under_agile_gives_swerve_windowed_prompts(tasks,
     check_windowed_samples(
         seen,
         server,
-        [step.info["prompt_ids"] for step in steps],
-        [step.info["response_ids"] for step in steps],
-        [step.info["logprobs"] for step in steps],
+        [step.prompt_ids for step in steps],
+        [step.response_ids for step in steps],
+        [step.logprobs for step in steps],
     )
     # Each step's chat_completions are the windowed context swerve gave for it.
     assert [step.chat_completions for step in steps] == seen.messages()

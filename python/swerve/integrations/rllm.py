@@ -13,15 +13,16 @@ the machinery's reason it is ``None`` in ``info["reward"]`` and 0 in the tuple, 
 rLLM's ``SWEAgent`` keeps its own history, and so sends the whole conversation every turn.
 Where swerve's context policy rewrites the history (a SWE-AGILE reasoning window, ``--preset
 agile``), pair the environment with :class:`SwerveRllmAgent` instead: an agent with the
-``BaseAgent`` interface of ``rllm/agents/agent.py`` (v0.2.1; ``update_from_env``,
+``BaseAgent`` interface of ``rllm/agents/agent.py`` (v0.2.1, and ``Step``'s token fields
+as rLLM's main branch has them; ``update_from_env``,
 ``update_from_model``, ``reset``, ``chat_completions``, ``trajectory``,
 ``get_current_state``) whose ``chat_completions`` are the prompt swerve gives each step
 (``info["messages"]``: the windowed context), one ``Step`` per step, for rLLM's step-wise
 advantage (``stepwise_advantage.enable``, mode ``broadcast``: the trajectory's reward on
 every step). :func:`run_step_wise_episode` is rLLM's engine loop over the two with a
-token-in/token-out ``generate``: each step's ``info`` gets the ``prompt_ids`` (the
-windowed context rendered by the policy's chat template) and the ``response_ids`` the
-policy produced. rLLM itself is not installed here (it needs torch): its classes are used
+token-in/token-out ``generate``: each step's ``prompt_ids`` are the windowed context
+rendered by the policy's chat template, its ``response_ids`` and ``logprobs`` what the
+policy produced (rLLM's ``Step`` token fields, as its engine fills them). rLLM itself is not installed here (it needs torch): its classes are used
 when importable, else stand-ins with the same fields.
 """
 
@@ -93,18 +94,21 @@ class SwerveRllmEnv:
 
 @dataclass
 class _Step:
-    """rLLM's ``Step`` (``rllm/agents/agent.py``), its fields used here."""
+    """rLLM's ``Step`` (``rllm/agents/agent.py``): the token fields first, as rLLM keeps them."""
 
+    prompt_ids: List[int] = field(default_factory=list)
+    response_ids: List[int] = field(default_factory=list)
+    logprobs: List[float] = field(default_factory=list)
     chat_completions: List[Dict[str, Any]] = field(default_factory=list)
+    observation: Any = None
     thought: str = ""
     action: Any = None
-    observation: Any = None
     model_response: str = ""
     info: Dict[str, Any] = field(default_factory=dict)
     reward: float = 0.0
     done: bool = False
     mc_return: float = 0.0
-    step: int = 0
+    advantage: Any = None
 
 
 @dataclass
@@ -145,7 +149,8 @@ class SwerveRllmAgent(_agent_base()):  # type: ignore[misc]
     prompt under the context policy), so a history rewritten each turn reaches the policy
     as swerve renders it. Each model reply is one ``Step`` whose ``chat_completions`` are
     the prompt it answered. ``update_from_model(response, response_ids=, logprobs=,
-    prompt_ids=)`` keeps the ids in the step's ``info`` and returns an ``Action`` whose
+    prompt_ids=)`` keeps the ids in the step's ``prompt_ids``, ``response_ids`` and
+    ``logprobs`` (rLLM's token fields) and returns an ``Action`` whose
     ``action`` is the assistant message swerve reads, ids included."""
 
     def __init__(self, **kwargs: Any) -> None:
@@ -191,19 +196,18 @@ class SwerveRllmAgent(_agent_base()):  # type: ignore[misc]
     ) -> Any:
         Step, Action, _ = _rllm_types()
         action: Dict[str, Any] = {"content": response}
-        info: Dict[str, Any] = {}
+        tokens: Dict[str, Any] = {}
         if response_ids is not None:
-            action["response_ids"] = info["response_ids"] = [int(token) for token in response_ids]
+            action["response_ids"] = tokens["response_ids"] = [int(token) for token in response_ids]
         if logprobs is not None:
-            action["logprobs"] = info["logprobs"] = [float(value) for value in logprobs]
+            action["logprobs"] = tokens["logprobs"] = [float(value) for value in logprobs]
         if prompt_ids is not None:
-            info["prompt_ids"] = [int(token) for token in prompt_ids]
+            tokens["prompt_ids"] = [int(token) for token in prompt_ids]
         step = Step(
             chat_completions=self.chat_completions,
             model_response=response,
             action=action,
-            info=info,
-            step=len(self._trajectory.steps),
+            **tokens,
         )
         self._trajectory.steps.append(step)
         return Action(action=action)
@@ -223,8 +227,8 @@ async def run_step_wise_episode(
     ``agent.chat_completions`` (swerve's prompt for the step; under a reasoning window, the
     windowed context) rendered by ``tokenizer``'s chat template with the generation prompt,
     sent to ``generate``; the reply is decoded for swerve to read and its ids kept. Returns
-    the agent's ``Trajectory``: one ``Step`` per step, each with ``info["prompt_ids"]``,
-    ``info["response_ids"]`` and ``info["logprobs"]``, and ``reward`` the trajectory's on
+    the agent's ``Trajectory``: one ``Step`` per step, each with its ``prompt_ids``,
+    ``response_ids`` and ``logprobs``, and ``reward`` the trajectory's on
     every step (rLLM's ``broadcast`` step-wise advantage) and on the trajectory; ``None``
     without reward (grading failed for the machinery's reason). Closes ``env``."""
     agent = agent or SwerveRllmAgent()
