@@ -45,8 +45,10 @@ use std::time::Duration;
 use nix::fcntl::{Flock, FlockArg};
 use swerve_sandbox::{
     BASE_FORMAT, BaseCheckout, Cache, ExtraLayer, LayerAccess, SandboxError, Strategy, Userland,
-    Workspace, WorkspaceOptions,
+    WorkspaceOptions,
 };
+
+use crate::workspaces::{self, Origin};
 
 /// Where the environment appears inside sandboxes.
 pub const ENV_MOUNT_POINT: &str = "/swerve-env";
@@ -417,7 +419,7 @@ impl Environments<'_> {
             layers: Vec::new(),
         });
         expose_interpreter(&mut options.sandbox, installation);
-        let workspace = Workspace::create(self.cache, base, &options)?;
+        let workspace = workspaces::create(self.cache, Origin::Checkout(base), &options)?;
         let shell = workspace.shell();
         let mut log = BuildLog::new(log_path);
         log.run(
@@ -529,7 +531,7 @@ impl Environments<'_> {
             access: LayerAccess::CopyOnWrite,
             layers: Vec::new(),
         });
-        let workspace = Workspace::create(self.cache, base, &options)?;
+        let workspace = workspaces::create(self.cache, Origin::Checkout(base), &options)?;
         let shell = workspace.shell();
         let mut log = BuildLog::new(log_path);
         for step in &recipe.pre_install {

@@ -2,16 +2,18 @@
 //!
 //! Phases (each timed in the report): prepare the base checkout and the test spec;
 //! prepare the spec's environment (cached) and create a workspace with it layered in, both
-//! through [`TaskEnvironments`], the place rollouts prepare their workspaces too; probe, in
-//! the untouched workspace, that the test command can start ([`probe_script`]); apply the
-//! patch with the SWE-bench cascade; run the eval script (reset test files, apply
-//! test_patch, run the tests between output markers) under a timeout, keeping the full log;
-//! parse and grade by SWE-bench 5.x's rules. Nothing here returns an error: every failure
-//! becomes a classified error in the [`InstanceReport`], so a run goes on with the other
-//! tasks; a failure of the machinery (a probe that fails before the patch is applied
-//! included) is `infra` ([`InfraReason`]), which earns no reward. Results are cached by
-//! (task, patch hash, spec), with the instance's logs: a changed patch or spec is never
-//! graded from a stale cache, and a hit still writes its logs into the run's log directory.
+//! through [`TaskEnvironments`], the place rollouts prepare their workspaces too (a task with
+//! an image gets a workspace in it instead; every workspace is made by
+//! [`workspaces::create`]); probe, in the untouched workspace, that the test command can
+//! start ([`probe_script`]); apply the patch with the SWE-bench cascade; run the eval
+//! script (reset test files, apply test_patch, run the tests between output markers) under
+//! a timeout, keeping the full log; parse and grade by SWE-bench 5.x's rules. Nothing here
+//! returns an error: every failure becomes a classified error in the [`InstanceReport`], so
+//! a run goes on with the other tasks; a failure of the machinery (a probe that fails before
+//! the patch is applied included) is `infra` ([`InfraReason`]), which earns no reward.
+//! Results are cached by (task, patch hash, spec), with the instance's logs: a changed patch
+//! or spec is never graded from a stale cache, and a hit still writes its logs into the run's
+//! log directory.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -26,6 +28,7 @@ use crate::prepare::{PreparedTask, ResolvedTask, TaskEnvironments};
 use crate::report::{ErrorClass, InfraReason, InstanceReport};
 use crate::rule::{self, RewardRule};
 use crate::spec::{RecipeTable, TestSpec, eval_script, probe_script, resolve_spec};
+use crate::workspaces::{self, Origin};
 use crate::{EvalType, parsers};
 
 /// Where the eval script is written inside the sandbox.
@@ -257,7 +260,7 @@ impl Evaluator<'_> {
             }
         };
         let options = self.settings.workspace.clone();
-        let workspace = match Workspace::create_from_image(self.cache, &root, &options) {
+        let workspace = match workspaces::create(self.cache, Origin::Image(&root), &options) {
             Ok(workspace) => workspace,
             Err(error) => {
                 return report.record_infra(

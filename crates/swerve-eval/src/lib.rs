@@ -4,7 +4,9 @@
 //! environment recipe); [`parsers`] turn test logs into per-test statuses; [`grading`] applies
 //! SWE-bench 5.x's rules to produce a [`report::InstanceReport`]. [`grader::Grader`] is the
 //! seam every command grades through: [`grader::TestGrader`] runs the tests, SWE-World's
-//! reward model predicts the grade.
+//! reward model predicts the grade. [`prepare::TaskEnvironments`] prepares a task's
+//! environment and [`workspaces::create`] makes every workspace, a rollout's and a grade's
+//! alike.
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -24,5 +26,6 @@ pub mod reverse;
 pub mod rule;
 pub mod spec;
 pub mod status;
+pub mod workspaces;
 
 pub use status::{EvalType, TestStatus};

@@ -8,7 +8,8 @@
 //! step's repository layer, the interpreter's installation read-only, `PATH`
 //! and the recipe's variables. Rollouts (`swerve run`, `swerve serve`, `swerve env`) and
 //! [`Evaluator::evaluate`](crate::evaluate::Evaluator::evaluate) both create their
-//! workspaces from these options, so an agent runs `python -m pytest` with the interpreter,
+//! workspaces from these options ([`PreparedTask::workspace`], through the one workspace
+//! factory [`workspaces::create`]), so an agent runs `python -m pytest` with the interpreter,
 //! packages, project install, variables and paths its grade is computed with. A task with
 //! no recipe (no environment fields and no table entry) gets the sandbox as configured.
 
@@ -19,6 +20,7 @@ use swerve_sandbox::{BaseCheckout, Cache, RepoMap, SandboxError, Workspace, Work
 
 use crate::environment::{Environment, EnvironmentError, EnvironmentRecipe, Environments};
 use crate::spec::{RecipeTable, SpecError, TestSpec, resolve_spec};
+use crate::workspaces::{self, Origin};
 
 /// Prepares tasks' environments into one cache, with one set of settings.
 pub struct TaskEnvironments<'a> {
@@ -62,9 +64,9 @@ pub struct PreparedTask {
 }
 
 impl PreparedTask {
-    /// A fresh workspace of the task with its environment.
+    /// A fresh workspace of the task with its environment (made by [`workspaces::create`]).
     pub fn workspace(&self, cache: &Cache) -> Result<Workspace, SandboxError> {
-        Workspace::create(cache, &self.base, &self.workspace_options)
+        workspaces::create(cache, Origin::Checkout(&self.base), &self.workspace_options)
     }
 }
 

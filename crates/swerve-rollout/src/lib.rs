@@ -6,7 +6,8 @@
 //! [`config::Config`]) and [`rollout::Rollout::run`]:
 //!
 //! 1. [`open::environment`] makes the task's environment (the one factory of
-//!    `swerve_sandbox::Environment`) and [`open::toolbox`] the tools over it; [`rollout`]
+//!    `swerve_sandbox::Environment`, its workspace made by `swerve_eval::workspaces::create`
+//!    as grading's are) and [`open::toolbox`] the tools over it; [`rollout`]
 //!    adds SWE-World's and SWE-Edit's interceptors as the configuration asks ([`world`],
 //!    [`edit`]);
 //! 2. `swerve_agent::episode::Agent::run` writes each step, and the trajectory writer keeps

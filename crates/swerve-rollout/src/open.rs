@@ -5,11 +5,13 @@
 //! [`Environment`] seam).
 //!
 //! Every rollout (`swerve run`, `swerve serve` rollouts and environments, `swerve env
-//! exec | tool`, and with them SWE-World's recording and SWE-Edit's subagents, which work
-//! in the rollout's workspace) opens its workspace here, through
-//! [`swerve_eval::prepare::TaskEnvironments`], the place grading prepares its own: the agent
-//! sees the interpreter, packages, project install, `PATH`, variables and
-//! paths its patch is graded with.
+//! exec | tool`, replays, and with them SWE-World's recording and SWE-Edit's subagents,
+//! which work in the rollout's workspace) opens its workspace here ([`workspace`]): in the
+//! task's image, or over its base checkout with the environment
+//! [`swerve_eval::prepare::TaskEnvironments`] prepares, the place grading prepares its own.
+//! Either way the workspace is made by [`swerve_eval::workspaces::create`], the one
+//! workspace factory, which grading uses too: the agent sees the interpreter, packages,
+//! project install, `PATH`, variables and paths its patch is graded with.
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +21,7 @@ use swerve_core::task::{TaskFileFormat, load_tasks, save_tasks};
 use swerve_datasets::{HubSettings, Selection, TaskSource};
 use swerve_eval::evaluate::EvalSettings;
 use swerve_eval::prepare::{PreparedTask, TaskEnvironments};
+use swerve_eval::workspaces::{self, Origin};
 use swerve_image::IdMapping;
 use swerve_sandbox::{Cache, Environment, ImageRoot, Workspace};
 use swerve_tools::{Toolbox, WorkspaceFs};
@@ -163,9 +166,10 @@ impl swerve_eval::evaluate::ImageProvider for TaskImages {
 
 /// A fresh workspace of `task` (loaded from `task_file`) under `config`, in `cache`.
 ///
-/// The one place that chooses how a task's environment is made: in its image when it has
-/// one ([`task_image`]), else over a cached base checkout of its repository with the task's
-/// environment (built on first use, then cached) layered in, as grading does.
+/// Where rollouts choose how a task's environment is made: in its image when it has one
+/// ([`task_image`], as [`TaskImages`] chooses for grading), else over a cached base checkout
+/// of its repository with the task's environment (built on first use, then cached) layered
+/// in, as grading does; [`workspaces::create`] makes the workspace.
 pub fn workspace(
     config: &Config,
     cache: &Cache,
@@ -175,7 +179,7 @@ pub fn workspace(
     if let Some(image) = task_image(config, task) {
         let root = image_root(config, &image)
             .with_context(|| format!("task {}: image {image}", task.instance_id))?;
-        return Workspace::create_from_image(cache, &root, &config.workspace_options())
+        return workspaces::create(cache, Origin::Image(&root), &config.workspace_options())
             .with_context(|| {
                 format!(
                     "task {}: creating its workspace in image {image}",

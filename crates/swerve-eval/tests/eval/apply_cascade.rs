@@ -7,6 +7,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use swerve_eval::apply::{ApplyMethod, apply_patch};
+use swerve_eval::workspaces::{self, Origin};
 use swerve_sandbox::{Cache, Isolation, RepoSource, SandboxConfig, Workspace, WorkspaceOptions};
 use swerve_testing::sh;
 
@@ -45,7 +46,7 @@ fn workspace(scratch: &Path) -> Workspace {
         },
         ..WorkspaceOptions::default()
     };
-    let workspace = Workspace::create(&cache, &base, &options).unwrap();
+    let workspace = workspaces::create(&cache, Origin::Checkout(&base), &options).unwrap();
     let made = workspace
         .shell()
         .run(

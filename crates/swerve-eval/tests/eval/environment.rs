@@ -10,7 +10,8 @@ use swerve_core::Shell;
 use swerve_eval::environment::{
     ENV_MOUNT_POINT, EnvironmentError, EnvironmentRecipe, Environments,
 };
-use swerve_sandbox::{BaseCheckout, Cache, Isolation, SandboxConfig, Workspace, WorkspaceOptions};
+use swerve_eval::workspaces::{self, Origin};
+use swerve_sandbox::{BaseCheckout, Cache, Isolation, SandboxConfig, WorkspaceOptions};
 use swerve_testing::sh;
 
 /// A repository holding `wheels/helper-1.0-py3-none-any.whl` (a pure-Python wheel made here).
@@ -106,7 +107,7 @@ fn an_environment_is_built_once_and_layered_into_later_workspaces() {
     let mut with_env = options();
     built.apply(&mut with_env);
     for _ in 0..2 {
-        let workspace = Workspace::create(&cache, &base, &with_env).unwrap();
+        let workspace = workspaces::create(&cache, Origin::Checkout(&base), &with_env).unwrap();
         let outcome = workspace
             .sandbox()
             .run("python -c 'import app, sys; print(app.VALUE, sys.prefix)'; cat build/artifact; pip install -q --no-index --find-links wheels --force-reinstall helper && echo reinstalled", Duration::from_secs(120))
@@ -296,7 +297,7 @@ fn dependencies_are_built_once_and_each_commit_adds_a_thin_layer() {
         seconds.push(started.elapsed().as_secs_f64());
         let mut with_env = options();
         environment.apply(&mut with_env);
-        let workspace = Workspace::create(&cache, &base, &with_env).unwrap();
+        let workspace = workspaces::create(&cache, Origin::Checkout(&base), &with_env).unwrap();
         let outcome = workspace
             .sandbox()
             .run(
@@ -364,7 +365,7 @@ fn the_environment_is_a_prefix_that_linked_interpreters_and_child_venvs_use() {
     );
     let mut with_env = options();
     environment.apply(&mut with_env);
-    let workspace = Workspace::create(&cache, &base, &with_env).unwrap();
+    let workspace = workspaces::create(&cache, Origin::Checkout(&base), &with_env).unwrap();
     let probe = "mkdir -p /tmp/tox/bin && ln -s /swerve-env/bin/python /tmp/tox/bin/python \
          && /tmp/tox/bin/python -c 'import sys, helper; print(\"linked\", sys.prefix, helper.X)' \
          && python -m venv --system-site-packages /tmp/child \

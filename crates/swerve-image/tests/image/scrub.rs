@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use swerve_core::Shell;
+use swerve_eval::workspaces::{self, Origin};
 use swerve_image::{IdMapping, ImagesConfig, Store};
 use swerve_sandbox::{
     Cache, ImageRoot, Isolation, SandboxConfig, SandboxError, Workspace, WorkspaceOptions,
@@ -70,7 +71,7 @@ fn an_image_repository_holds_nothing_after_its_head() {
             > 3
     );
 
-    let workspace = Workspace::create_from_image(&cache, &root, &options).unwrap();
+    let workspace = workspaces::create(&cache, Origin::Image(&root), &options).unwrap();
     let head = ok(&workspace, "git rev-parse HEAD");
     assert_eq!(workspace.base().commit, head.trim());
     assert_eq!(
@@ -159,7 +160,7 @@ fn an_image_repository_holds_nothing_after_its_head() {
         .collect();
     assert_eq!(scrubbed.len(), 1, "{scrubbed:?}");
     let made = scrubbed[0].metadata().unwrap().modified().unwrap();
-    let again = Workspace::create_from_image(&cache, &root, &options).unwrap();
+    let again = workspaces::create(&cache, Origin::Image(&root), &options).unwrap();
     assert_eq!(ok(&again, "git rev-list --all --count"), "2\n");
     assert_eq!(scrubbed[0].metadata().unwrap().modified().unwrap(), made);
     // The layer holds the repository's git directory and nothing else.

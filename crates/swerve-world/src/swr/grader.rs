@@ -17,8 +17,9 @@ use swerve_eval::evaluate::sha256;
 use swerve_eval::grader::{Grade, GradeFuture, Grader};
 use swerve_eval::report::{ErrorClass, InstanceReport, SpecSummary};
 use swerve_eval::spec::{RecipeTable, resolve_spec};
+use swerve_eval::workspaces::{self, Origin};
 use swerve_llm::Model;
-use swerve_sandbox::{Cache, RepoMap, Workspace, WorkspaceOptions};
+use swerve_sandbox::{Cache, RepoMap, WorkspaceOptions};
 use swerve_tools::WorkspaceFs;
 
 use crate::analysis::cache::Analyses;
@@ -77,7 +78,7 @@ impl EvaluationContexts {
             .map_err(|error| infra("preparing the base checkout", &error))?;
         let spec = resolve_spec(task, &base.path, &self.recipes)
             .map_err(|error| infra("working out how to test the task", &error))?;
-        let workspace = Workspace::create(&self.cache, &base, &self.workspace)
+        let workspace = workspaces::create(&self.cache, Origin::Checkout(&base), &self.workspace)
             .map_err(|error| infra("creating the workspace", &error))?;
         let shell = workspace.shell();
         let short = Duration::from_secs(120);
