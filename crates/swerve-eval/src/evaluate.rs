@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 use swerve_core::Task;
-use swerve_sandbox::{Cache, ImageRoot, RepoMap, Workspace, WorkspaceOptions};
+use swerve_sandbox::{Cache, ImageRoot, RepoMap, SandboxError, Workspace, WorkspaceOptions};
 
 use crate::apply::{apply_patch, write_file};
 use crate::grading::{check_log, grade};
@@ -260,8 +260,18 @@ impl Evaluator<'_> {
             }
         };
         let options = self.settings.workspace.clone();
-        let workspace = match workspaces::create(self.cache, Origin::Image(&root), &options) {
+        // SWE-smith: the task starts from the image's code with the bug applied, committed
+        // alone. A bug that does not apply means the task's starting state cannot be made:
+        // the environment is unavailable, whatever the patch under test is.
+        let origin = Origin::Image {
+            root: &root,
+            starting_patch: rule::starting_patch(task),
+        };
+        let workspace = match workspaces::create(self.cache, origin, &options) {
             Ok(workspace) => workspace,
+            Err(error @ SandboxError::StartingPatch { .. }) => {
+                return report.record_infra(InfraReason::EnvironmentUnavailable, error.to_string());
+            }
             Err(error) => {
                 return report.record_infra(
                     InfraReason::SandboxFault,
@@ -284,29 +294,6 @@ impl Evaluator<'_> {
             }
         };
         report.spec = Some(spec.summary(&task));
-        if let Some(bug) = rule::starting_patch(&task) {
-            // SWE-smith: the task starts from the image's code with the bug applied. A bug
-            // that does not apply means the task's starting state cannot be made: the
-            // environment is unavailable, whatever the patch under test is.
-            match apply_patch(workspace.shell().as_ref(), bug, Duration::from_secs(120)) {
-                Ok(applied) if applied.method.is_some() => {}
-                Ok(_) => {
-                    return report.record_infra(
-                        InfraReason::EnvironmentUnavailable,
-                        format!(
-                            "the task's bug (its patch) does not apply to image {}",
-                            root.reference
-                        ),
-                    );
-                }
-                Err(error) => {
-                    return report.record_infra(
-                        InfraReason::SandboxFault,
-                        format!("applying the task's bug: {error}"),
-                    );
-                }
-            }
-        }
         let repo_dir = options.sandbox.mount_point.to_string_lossy();
         let scripts = Scripts {
             probe: probe_script(&spec, &repo_dir).map(|probe| activate_conda(&probe)),

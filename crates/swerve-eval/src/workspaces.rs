@@ -23,7 +23,14 @@ pub enum Origin<'a> {
     /// An image unpacked for the sandbox: its layers are the sandbox's root, the repository
     /// (scrubbed, the scrub cached per image) is where the image has it, its `HEAD` is the
     /// base of patches. Needs namespaces and refuses repository layers.
-    Image(&'a ImageRoot),
+    Image {
+        /// The image's unpacked root.
+        root: &'a ImageRoot,
+        /// The patch that makes the task's starting state from the image's code
+        /// ([`crate::rule::starting_patch`]: a SWE-smith row's bug), committed as the
+        /// repository's only commit; `None` for the image's `HEAD` as it is.
+        starting_patch: Option<&'a str>,
+    },
 }
 
 /// A fresh workspace over `origin` in `cache`, with `options` (the task's environment, when
@@ -35,6 +42,9 @@ pub fn create(
 ) -> Result<Workspace, SandboxError> {
     match origin {
         Origin::Checkout(base) => Workspace::create(cache, base, options),
-        Origin::Image(image) => Workspace::create_from_image(cache, image, options),
+        Origin::Image {
+            root,
+            starting_patch,
+        } => Workspace::create_from_image(cache, root, options, starting_patch),
     }
 }

@@ -179,13 +179,17 @@ pub fn workspace(
     if let Some(image) = task_image(config, task) {
         let root = image_root(config, &image)
             .with_context(|| format!("task {}: image {image}", task.instance_id))?;
-        return workspaces::create(cache, Origin::Image(&root), &config.workspace_options())
-            .with_context(|| {
-                format!(
-                    "task {}: creating its workspace in image {image}",
-                    task.instance_id
-                )
-            });
+        // A SWE-smith row starts from the image's code with its bug applied, as it is graded.
+        let origin = Origin::Image {
+            root: &root,
+            starting_patch: swerve_eval::rule::starting_patch(task),
+        };
+        return workspaces::create(cache, origin, &config.workspace_options()).with_context(|| {
+            format!(
+                "task {}: creating its workspace in image {image}",
+                task.instance_id
+            )
+        });
     }
     let prepared = prepare(config, cache, task_file, task)?;
     prepared

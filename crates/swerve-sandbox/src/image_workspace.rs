@@ -7,7 +7,7 @@
 //! the image's own `git`), and its result is a layer cached in `<cache>/scrubbed/<key>/`
 //! stacked over the image's layers for every later rollout. A task that starts from the
 //! image's code with a patch applied (SWE-smith's bug) gets its own layer, made the same way
-//! from the patched tree committed alone ([`Workspace::create_from_image_with_patch`]).
+//! from the patched tree committed alone ([`Workspace::create_from_image`] with a starting patch).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -32,21 +32,13 @@ impl Workspace {
     /// remotes, other branches, newer tags, reflogs and unreachable objects), once per image:
     /// the scrubbed git directory is a layer cached in `cache` (see [`scrubbed_image`]).
     /// Needs namespaces; extra layers are mounted as usual, repository layers are refused.
+    ///
+    /// With a `starting_patch` (a SWE-smith row's bug), the task starts from the image's code
+    /// with the patch applied, and the patched tree is the repository's one commit, with no
+    /// history before it, since the code before the patch is the task's solution (`scrub.rs`,
+    /// [`start_from_patch`]); made once per image and patch, like the scrub. A patch that does
+    /// not apply is [`SandboxError::StartingPatch`].
     pub fn create_from_image(
-        cache: &Cache,
-        image: &ImageRoot,
-        options: &WorkspaceOptions,
-    ) -> Result<Self, SandboxError> {
-        Self::create_from_image_with_patch(cache, image, options, None)
-    }
-
-    /// [`Workspace::create_from_image`], starting from the image's code with
-    /// `starting_patch` applied when there is one (a SWE-smith row's bug): the patched tree is
-    /// the repository's one commit, with no history before it, since the code before the patch
-    /// is the task's solution (`scrub.rs`, [`start_from_patch`]). Made once per image and
-    /// patch, like the scrub; a patch that does not apply is
-    /// [`SandboxError::StartingPatch`].
-    pub fn create_from_image_with_patch(
         cache: &Cache,
         image: &ImageRoot,
         options: &WorkspaceOptions,

@@ -35,32 +35,13 @@ fn ok(workspace: &Workspace, command: &str) -> String {
 
 #[test]
 fn an_image_repository_holds_nothing_after_its_head() {
-    let Some(layout) = layout() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("store"), &ImagesConfig::default()).unwrap();
-    let record = store
-        .import(&layout, Some("swe"), "localhost/swerve/swe")
-        .unwrap();
-    let sandbox = SandboxConfig {
-        isolation: Isolation::Namespaces,
-        ..SandboxConfig::default()
+    let Some((root, options, cache)) = swe_image(dir.path()) else {
+        return;
     };
-    let root = store
-        .root_for(&record, IdMapping::for_sandbox(&sandbox).unwrap())
-        .unwrap();
-    let options = WorkspaceOptions {
-        sandbox,
-        ..Default::default()
-    };
-    let cache = Cache::open(dir.path().join("cache")).unwrap();
 
     // The image itself has the future: read its unscrubbed repository from its layers.
-    let image_repo = root
-        .layers
-        .iter()
-        .map(|layer| layer.join("testbed"))
-        .find(|repo| repo.join(".git").is_dir())
-        .unwrap();
+    let image_repo = image_repository(&root);
     let in_image = |command: &str| swerve_testing::sh(&image_repo, command);
     let fix = in_image("git rev-parse feature:calc/__init__.py");
     assert_eq!(in_image(&format!("git cat-file -t {fix}")), "blob");
@@ -71,7 +52,7 @@ fn an_image_repository_holds_nothing_after_its_head() {
             > 3
     );
 
-    let workspace = workspaces::create(&cache, Origin::Image(&root), &options).unwrap();
+    let workspace = workspaces::create(&cache, image(&root, None), &options).unwrap();
     let head = ok(&workspace, "git rev-parse HEAD");
     assert_eq!(workspace.base().commit, head.trim());
     assert_eq!(
@@ -160,7 +141,7 @@ fn an_image_repository_holds_nothing_after_its_head() {
         .collect();
     assert_eq!(scrubbed.len(), 1, "{scrubbed:?}");
     let made = scrubbed[0].metadata().unwrap().modified().unwrap();
-    let again = workspaces::create(&cache, Origin::Image(&root), &options).unwrap();
+    let again = workspaces::create(&cache, image(&root, None), &options).unwrap();
     assert_eq!(ok(&again, "git rev-list --all --count"), "2\n");
     assert_eq!(scrubbed[0].metadata().unwrap().modified().unwrap(), made);
     // The layer holds the repository's git directory and nothing else.
@@ -170,6 +151,23 @@ fn an_image_repository_holds_nothing_after_its_head() {
         .map(|entry| entry.file_name())
         .collect();
     assert_eq!(top, ["testbed"]);
+}
+
+/// The factory's origin for `root`, from `starting_patch` when given.
+fn image<'a>(root: &'a ImageRoot, starting_patch: Option<&'a str>) -> Origin<'a> {
+    Origin::Image {
+        root,
+        starting_patch,
+    }
+}
+
+/// The repository in `root`'s layers, as the image has it (not scrubbed).
+fn image_repository(root: &ImageRoot) -> std::path::PathBuf {
+    root.layers
+        .iter()
+        .map(|layer| layer.join("testbed"))
+        .find(|repo| repo.join(".git").is_dir())
+        .unwrap()
 }
 
 /// The `swe` test image unpacked in `dir`, options for a workspace of it, and a cache.
@@ -199,12 +197,7 @@ fn a_starting_patch_is_the_only_commit_and_the_code_before_it_is_gone() {
     let Some((root, options, cache)) = swe_image(dir.path()) else {
         return;
     };
-    let image_repo = root
-        .layers
-        .iter()
-        .map(|layer| layer.join("testbed"))
-        .find(|repo| repo.join(".git").is_dir())
-        .unwrap();
+    let image_repo = image_repository(&root);
     // The image's code is the solution; the task's patch breaks `add`, as a SWE-smith bug does.
     let clone = dir.path().join("clone");
     std::fs::create_dir_all(clone.join("calc")).unwrap();
@@ -218,8 +211,7 @@ fn a_starting_patch_is_the_only_commit_and_the_code_before_it_is_gone() {
     assert!(bug.contains("return a * b"), "{bug}");
     let solution_blob = swerve_testing::sh(&image_repo, "git rev-parse HEAD:calc/__init__.py");
 
-    let workspace =
-        Workspace::create_from_image_with_patch(&cache, &root, &options, Some(&bug)).unwrap();
+    let workspace = workspaces::create(&cache, image(&root, Some(&bug)), &options).unwrap();
     assert!(ok(&workspace, "cat calc/__init__.py").contains("return a * b\n"));
     assert_eq!(ok(&workspace, "git status --porcelain"), "");
     let head = ok(&workspace, "git rev-parse HEAD");
@@ -257,8 +249,7 @@ fn a_starting_patch_is_the_only_commit_and_the_code_before_it_is_gone() {
     workspace.destroy().unwrap();
 
     // Made once per image and patch, and the same commit every time.
-    let again =
-        Workspace::create_from_image_with_patch(&cache, &root, &options, Some(&bug)).unwrap();
+    let again = workspaces::create(&cache, image(&root, Some(&bug)), &options).unwrap();
     assert_eq!(ok(&again, "git rev-parse HEAD"), head);
     let layers = std::fs::read_dir(cache.root().join("scrubbed"))
         .unwrap()
@@ -267,12 +258,12 @@ fn a_starting_patch_is_the_only_commit_and_the_code_before_it_is_gone() {
         .count();
     assert_eq!(layers, 1);
     // The image without the patch is another layer, with the image's history.
-    let plain = Workspace::create_from_image(&cache, &root, &options).unwrap();
+    let plain = workspaces::create(&cache, image(&root, None), &options).unwrap();
     assert_eq!(ok(&plain, "git rev-list --all --count"), "2\n");
 
     // A patch made for other code leaves no starting state to test in.
     let foreign = bug.replace("return a + b", "return a ** b");
-    match Workspace::create_from_image_with_patch(&cache, &root, &options, Some(&foreign)) {
+    match workspaces::create(&cache, image(&root, Some(&foreign)), &options) {
         Err(SandboxError::StartingPatch { image, detail }) => {
             assert_eq!(image, root.reference);
             assert!(detail.contains("calc/__init__.py"), "{detail}");

@@ -72,6 +72,7 @@ impl Fixture {
                     sandbox,
                     ..Default::default()
                 },
+                None,
             )
             .unwrap();
         }
