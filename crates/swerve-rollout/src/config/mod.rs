@@ -77,7 +77,7 @@ pub struct Config {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RunSection {
-    /// Tool-call format: xml, xml_last, native or hermes.
+    /// Tool-call format: one of [`swerve_tools::formats::FORMAT_NAMES`].
     pub format: String,
     /// Rollouts per task.
     pub samples: usize,
