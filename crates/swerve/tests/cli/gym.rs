@@ -1,18 +1,20 @@
 //! The gym environment is the whole agent minus the policy: for the presets default,
-//! `agile`, `edit-full` and `rl-stage2`, `swerve run --eval` runs every bundled task, then
-//! a `GymEnv` of the same configuration and trajectory id is driven step by step with the
-//! replies the run's model gave (its recorded responses, as the replay model replays them).
-//! Per step, the gym's next prompt is the messages the run sent the model, and the
-//! observations, exit, patch and the shaped reward of `[reward]` (with its terms) are the
-//! run's.
+//! `agile`, `edit-full` and `rl-stage2`, `swerve run --eval` runs every bundled task, and for
+//! SWE-World `swerve run --env world --eval swr` does (with loopback transition and reward
+//! models that answer by a rule from each request); then a `GymEnv` of the same
+//! configuration and trajectory id is driven step by step with the replies the run's model
+//! gave (its recorded responses, as the replay model replays them). Per step, the gym's next
+//! prompt is the messages the run sent the model, and the observations, exit, patch and the
+//! shaped reward of `[reward]` (with its terms) are the run's; so is the reward model's
+//! verdict.
 
 use crate::common;
 
 use std::time::Duration;
 
 use common::edit::{self, Preset};
-use common::{Behaviour, Replies, RunArgs, examples, succeeded};
-use serde_json::Value;
+use common::{Behaviour, Replies, Request, RunArgs, examples, succeeded};
+use serde_json::{Value, json};
 use swerve_core::trajectory::{Trajectory, read_trajectory};
 use swerve_rollout::config::{Config, Sources};
 use swerve_rollout::gym::{Action, GymEnv, Reply};
@@ -33,9 +35,85 @@ const SETTINGS: &[&str] = &[
     "sandbox.env.RUST_TEST_THREADS=\"1\"",
 ];
 
+/// How a compared run grades and where its commands run: the options `swerve run` is given,
+/// and the same options as the dotted assignments the gym's configuration is resolved with.
+struct Mode {
+    run: &'static [&'static str],
+    gym: &'static [(&'static str, &'static str)],
+}
+
+/// Commands run in the sandbox, patches graded by their tests.
+const TESTS: Mode = Mode {
+    run: &["--eval"],
+    gym: &[("run.eval", "true")],
+};
+
+/// SWE-World: commands the router deems simulable are answered by the transition model,
+/// patches graded by the reward model.
+const WORLD_SWR: Mode = Mode {
+    run: &["--env", "world", "--eval", "swr"],
+    gym: &[
+        ("run.env", "\"world\""),
+        ("run.eval", "true"),
+        ("run.evaluator", "\"swr\""),
+    ],
+};
+
 #[test]
 fn the_default_configuration_steps_as_swerve_run() {
     compare("", &["--model", "replay"], &[]);
+}
+
+/// `--env world --eval swr`: the transition model (SWT) and the reward model (SWR) are
+/// loopback servers whose replies follow from each request's text (its digest), not from
+/// the order of the calls, so the run's concurrent tasks and the gym get the same answer to
+/// the same request, and a request the gym assembled differently gets a different one.
+#[test]
+fn the_world_environment_steps_as_swerve_run_graded_by_the_reward_model() {
+    let (swt, swt_requests) = common::start_answering(|request| {
+        let digest = digest(request);
+        json!({
+            "stdout": format!("simulated run {digest:016x}\n"),
+            "stderr": "",
+            "exit_code": digest % 2,
+        })
+        .to_string()
+    });
+    let (swr, swr_requests) = common::start_answering(|request| {
+        let digest = digest(request);
+        json!({"test_report": format!("predicted {digest:016x}"), "reward": digest % 2}).to_string()
+    });
+    let models = [
+        "world.transition_model.name=\"swt-model\"".to_owned(),
+        format!("world.transition_model.base_url=\"{swt}\""),
+        "world.reward_model.name=\"swr-model\"".to_owned(),
+        format!("world.reward_model.base_url=\"{swr}\""),
+    ];
+    let models: Vec<&str> = models.iter().map(String::as_str).collect();
+    let (mut simulated, mut votes) = (0, 0);
+    compare_in(&WORLD_SWR, "", &["--model", "replay"], &models, || {
+        simulated = swt_requests.lock().unwrap().len();
+        votes = swr_requests.lock().unwrap().len();
+    });
+    assert!(simulated > 0, "the run simulated no command");
+    assert!(votes > 0, "the reward model graded nothing");
+    assert_eq!(swr_requests.lock().unwrap().len(), 2 * votes);
+    // The gym asked the transition model what the run asked it, no more and no less.
+    let all = swt_requests.lock().unwrap();
+    let (run, gym) = all.split_at(simulated);
+    let mut run: Vec<String> = run.iter().map(|r| timeless(&r.body.to_string())).collect();
+    let mut gym: Vec<String> = gym.iter().map(|r| timeless(&r.body.to_string())).collect();
+    run.sort();
+    gym.sort();
+    assert!(run == gym, "the gym asked the transition model otherwise");
+}
+
+/// A digest of `request`'s messages (FNV-1a), without the test runners' timings.
+fn digest(request: &Request) -> u64 {
+    let text = timeless(&request.body["messages"].to_string());
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 #[test]
@@ -71,12 +149,17 @@ fn the_edit_full_preset_steps_as_swerve_run_with_its_subagents() {
 }
 
 /// Runs `preset` (none when empty) with the model options `model` and the settings `sets`
-/// over every bundled task, then drives a gym environment of each task with the run's
-/// replies and compares them step by step.
+/// over every bundled task, graded by their tests, then drives a gym environment of each
+/// task with the run's replies and compares them step by step.
 fn compare(preset: &str, model: &[&str], sets: &[&str]) {
+    compare_in(&TESTS, preset, model, sets, || ());
+}
+
+/// [`compare`] in `mode`; `after_run` is called between the run and the gym.
+fn compare_in(mode: &Mode, preset: &str, model: &[&str], sets: &[&str], after_run: impl FnOnce()) {
     let cache = tempfile::tempdir().unwrap();
     let out = cache.path().join("run");
-    let mut args = RunArgs::new(&out).args(model).args(["--eval"]);
+    let mut args = RunArgs::new(&out).args(model).args(mode.run);
     let mut presets = Vec::new();
     if !preset.is_empty() {
         args = args.args(["--preset", preset]);
@@ -87,14 +170,18 @@ fn compare(preset: &str, model: &[&str], sets: &[&str]) {
         args = args.set(set);
     }
     succeeded(&args.run(cache.path()));
+    after_run();
 
     // The gym shares the run's cache, where the tasks' environments are built.
     let mut gym_sets = sets;
     gym_sets.push(format!("cache_dir={}", cache.path().display()));
+    let options = mode.gym.iter();
     let config = Config::resolve(&Sources {
         file: None,
         presets,
-        options: Vec::new(),
+        options: options
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
         sets: gym_sets,
     })
     .unwrap()
@@ -133,6 +220,13 @@ fn compare(preset: &str, model: &[&str], sets: &[&str]) {
             outcome.exit_reason.as_str(),
             "{preset} {id}"
         );
+        assert_eq!(graded["score"], json!(outcome.reward), "{preset} {id}");
+        let report = outcome.eval_report.as_ref().unwrap();
+        assert_eq!(graded["report"]["evaluator"], report["evaluator"], "{id}");
+        if report["evaluator"] == "swr" {
+            // The reward model's verdict: its votes, their mean and the resolution.
+            assert_eq!(graded["report"], *report, "{preset} {id}");
+        }
         env.destroy().unwrap();
     }
 }
