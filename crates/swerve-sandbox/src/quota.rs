@@ -36,6 +36,11 @@ pub(crate) struct DiskQuota {
     baseline: u64,
     /// Set by the watchdog when the sandbox went over its quota; cleared by the next command.
     exceeded: AtomicBool,
+    /// Whether the watchdog saw the usage stop growing since it last stopped the sandbox's
+    /// commands. Writes already under way when they were stopped (a killed process finishing
+    /// its last `write`, late on a loaded machine) still grow the usage for a few checks: that
+    /// is the same event, already reported, not a new one to charge the next command with.
+    settled: AtomicBool,
     /// What the watchdog measured last, in bytes.
     last_used: AtomicU64,
     /// Called by the watchdog to stop every command of the sandbox.
@@ -51,6 +56,7 @@ impl DiskQuota {
             dirs,
             baseline,
             exceeded: AtomicBool::new(false),
+            settled: AtomicBool::new(true),
             last_used: AtomicU64::new(0),
             stop_all: Mutex::new(None),
         }
@@ -74,6 +80,24 @@ impl DiskQuota {
     /// Whether the watchdog found the sandbox over its quota since the last call.
     pub fn take_exceeded(&self) -> bool {
         self.exceeded.swap(false, Ordering::Relaxed)
+    }
+
+    /// Takes in what the watchdog measured, `used` bytes; whether to stop the sandbox's
+    /// commands. Over the quota and still growing means something is writing: stop it.
+    /// Commands that read or delete (to make room) are left alone. The stop is reported to the
+    /// command that hears of it ([`Self::take_exceeded`]) unless the growth goes on from an
+    /// earlier stop with no check in between that saw none: that stop's writes still landing,
+    /// stopped again but not reported again.
+    fn observe(&self, used: u64) -> bool {
+        let grew = used > self.last_used.swap(used, Ordering::Relaxed);
+        if used >= self.limit && grew {
+            if self.settled.swap(false, Ordering::Relaxed) {
+                self.exceeded.store(true, Ordering::Relaxed);
+            }
+            return true;
+        }
+        self.settled.store(true, Ordering::Relaxed);
+        false
     }
 
     /// Starts watching `quota`; `stop_all` ends every command of its sandbox. Watching ends
@@ -130,19 +154,14 @@ fn run_watchdog() {
             let started = Instant::now();
             let used = quota.used();
             let spent = started.elapsed();
-            let grew = used > quota.last_used.swap(used, Ordering::Relaxed);
-            // Over the quota and still growing: something is writing. Commands that read or
-            // delete (to make room) are left alone.
-            if used >= quota.limit && grew {
-                quota.exceeded.store(true, Ordering::Relaxed);
-                if let Some(stop_all) = quota
+            if quota.observe(used)
+                && let Some(stop_all) = quota
                     .stop_all
                     .lock()
                     .unwrap_or_else(|poisoned| poisoned.into_inner())
                     .as_ref()
-                {
-                    stop_all();
-                }
+            {
+                stop_all();
             }
             let interval = if used.saturating_mul(2) >= quota.limit {
                 CLOSE_INTERVAL
@@ -226,6 +245,27 @@ mod tests {
         assert!(!quota.is_over());
         std::fs::write(dir.path().join("new"), vec![1u8; 1 << 20]).unwrap();
         assert!(quota.is_over());
+    }
+
+    #[test]
+    fn a_stop_is_reported_once_however_long_its_writes_take_to_land() {
+        let quota = DiskQuota::new(100, Vec::new());
+        assert!(!quota.observe(50));
+        // Over and growing: stopped and reported.
+        assert!(quota.observe(120));
+        assert!(quota.take_exceeded());
+        // The stopped writers' last writes land over the next checks: stopped, not reported.
+        assert!(quota.observe(130));
+        assert!(quota.observe(140));
+        assert!(!quota.take_exceeded());
+        // A check that sees no growth, then growth again: a new writer, reported.
+        assert!(!quota.observe(140));
+        assert!(quota.observe(150));
+        assert!(quota.take_exceeded());
+        // Room made, then filled again: reported.
+        assert!(!quota.observe(20));
+        assert!(quota.observe(110));
+        assert!(quota.take_exceeded());
     }
 
     #[test]
