@@ -487,8 +487,8 @@ pub struct RunArgs {
     /// Demonstrations for `--model replay`, one <instance_id>.json each [run.demos].
     #[arg(long, value_name = "DIR")]
     pub demos: Option<PathBuf>,
-    /// Tool-call format [run.format].
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(swerve_tools::formats::FORMAT_NAMES))]
+    /// Tool-call format: xml, xml_last, native, hermes or fenced [run.format].
+    #[arg(long)]
     pub format: Option<String>,
     /// Seconds a model request may take, answer included, before it is retried
     /// [model.timeout_secs].

@@ -66,6 +66,25 @@ fn the_help_of_every_command_is_pinned() {
     );
 }
 
+/// `--format`'s help is written by hand: it must name every format the option takes
+/// (`swerve_tools::formats::FORMAT_NAMES`, the list the configuration checks against).
+#[test]
+fn the_run_help_names_every_tool_call_format() {
+    let output = help(&["run".to_owned()]);
+    let text = stdout(&output);
+    let entry: String = text
+        .lines()
+        .skip_while(|line| !line.trim_start().starts_with("--format"))
+        .take(2)
+        .collect();
+    for name in swerve_tools::formats::FORMAT_NAMES {
+        assert!(
+            entry.contains(name),
+            "--format's help lacks {name}: {entry}"
+        );
+    }
+}
+
 #[test]
 fn usage_errors_are_pinned() {
     let run = |args: &[&str]| {
