@@ -646,9 +646,12 @@ impl Sandbox {
         }
         // A command that ended within a few milliseconds cannot have written much: the
         // watchdog counts it at its next pass, and the round trip of short commands stays cheap.
+        // Either way the command hears of the quota only if the workspace is still over it
+        // when it ends: a stop the watchdog flagged late, for writes of an earlier command
+        // still landing on a loaded machine, is not charged to a command that made room.
         if let Some(quota) = &self.quota
-            && (quota.take_exceeded()
-                || (started.elapsed() >= QUOTA_CHECK_AFTER && quota.is_over()))
+            && (quota.take_exceeded() || started.elapsed() >= QUOTA_CHECK_AFTER)
+            && quota.is_over()
         {
             outcome.disk_limit = Some(quota.limit);
             outcome.stderr.extend_from_slice(
