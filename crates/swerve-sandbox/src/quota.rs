@@ -36,11 +36,6 @@ pub(crate) struct DiskQuota {
     baseline: u64,
     /// Set by the watchdog when the sandbox went over its quota; cleared by the next command.
     exceeded: AtomicBool,
-    /// Whether the watchdog saw the usage stop growing since it last stopped the sandbox's
-    /// commands. Writes already under way when they were stopped (a killed process finishing
-    /// its last `write`, late on a loaded machine) still grow the usage for a few checks: that
-    /// is the same event, already reported, not a new one to charge the next command with.
-    settled: AtomicBool,
     /// What the watchdog measured last, in bytes.
     last_used: AtomicU64,
     /// Called by the watchdog to stop every command of the sandbox.
@@ -56,7 +51,6 @@ impl DiskQuota {
             dirs,
             baseline,
             exceeded: AtomicBool::new(false),
-            settled: AtomicBool::new(true),
             last_used: AtomicU64::new(0),
             stop_all: Mutex::new(None),
         }
@@ -84,20 +78,16 @@ impl DiskQuota {
 
     /// Takes in what the watchdog measured, `used` bytes; whether to stop the sandbox's
     /// commands. Over the quota and still growing means something is writing: stop it.
-    /// Commands that read or delete (to make room) are left alone. The stop is reported to the
-    /// command that hears of it ([`Self::take_exceeded`]) unless the growth goes on from an
-    /// earlier stop with no check in between that saw none: that stop's writes still landing,
-    /// stopped again but not reported again.
+    /// Commands that read or delete (to make room) are left alone. The next command to end
+    /// hears of the stop ([`Self::take_exceeded`]) if the workspace is still over its quota
+    /// then (`sandbox.rs`).
     fn observe(&self, used: u64) -> bool {
         let grew = used > self.last_used.swap(used, Ordering::Relaxed);
-        if used >= self.limit && grew {
-            if self.settled.swap(false, Ordering::Relaxed) {
-                self.exceeded.store(true, Ordering::Relaxed);
-            }
-            return true;
+        let stop = used >= self.limit && grew;
+        if stop {
+            self.exceeded.store(true, Ordering::Relaxed);
         }
-        self.settled.store(true, Ordering::Relaxed);
-        false
+        stop
     }
 
     /// Starts watching `quota`; `stop_all` ends every command of its sandbox. Watching ends
@@ -248,23 +238,20 @@ mod tests {
     }
 
     #[test]
-    fn a_stop_is_reported_once_however_long_its_writes_take_to_land() {
+    fn writers_over_the_quota_are_stopped_and_readers_are_not() {
         let quota = DiskQuota::new(100, Vec::new());
         assert!(!quota.observe(50));
-        // Over and growing: stopped and reported.
+        assert!(!quota.take_exceeded());
+        // Over and growing: stopped, and the next command hears of it once.
         assert!(quota.observe(120));
         assert!(quota.take_exceeded());
-        // The stopped writers' last writes land over the next checks: stopped, not reported.
-        assert!(quota.observe(130));
-        assert!(quota.observe(140));
         assert!(!quota.take_exceeded());
-        // A check that sees no growth, then growth again: a new writer, reported.
-        assert!(!quota.observe(140));
-        assert!(quota.observe(150));
-        assert!(quota.take_exceeded());
-        // Room made, then filled again: reported.
-        assert!(!quota.observe(20));
-        assert!(quota.observe(110));
+        // Over but not growing (reading, or deleting to make room): left alone.
+        assert!(!quota.observe(120));
+        assert!(!quota.observe(110));
+        assert!(!quota.take_exceeded());
+        // Growing again: stopped again.
+        assert!(quota.observe(115));
         assert!(quota.take_exceeded());
     }
 
