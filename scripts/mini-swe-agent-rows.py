@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Task rows for mini-swe-agent SWE-bench trajectories, derived from fetched repositories.
 
-    scripts/mini-swe-agent-rows.py REPOS_DIR TRAJ_DIR OUT.jsonl INSTANCE_ID...
+    scripts/mini-swe-agent-rows.py [--unchecked-base] REPOS_DIR TRAJ_DIR OUT.jsonl INSTANCE_ID...
 
 For `swerve replay` when the SWE-bench rows themselves are not at hand. TRAJ_DIR holds
 ID/ID.traj.json (and ID/ID.report.json, the official report); REPOS_DIR holds bare git
@@ -11,12 +11,15 @@ or a commit of the PR branch, whichever holds every pre-image blob the recorded 
 `index` lines name (so the checkout is the one the agent saw); test files to test_patch, the
 rest to patch; the version from the package's version file at the base (else `git describe`);
 FAIL_TO_PASS / PASS_TO_PASS from the official report; the problem statement from the prompt.
-An instance whose blobs no candidate holds is left out (and named on stderr).
+An instance whose blobs no candidate holds is left out (and named on stderr); with
+--unchecked-base it gets the first merge's merge base instead (for certifying gold and empty
+patches, where the agent's checkout does not matter; named on stderr too).
 
 The rows hold the repositories' code: keep them out of commits.
 """
 import json, os, re, subprocess, sys
 
+XARRAY_VERSIONS = {"0.12", "0.18", "0.19", "0.20", "2022.03", "2022.06", "2022.09", "2023.07", "2024.05"}
 TEST_PATH = re.compile(r"(^|/)(tests?|testing)/|(^|/)test_[^/]*$|_test\.py$|(^|/)conftest\.py$")
 
 def git(repo, *args):
@@ -36,7 +39,10 @@ def blob_ok(repo, base, submission):
     return True
 
 def main():
-    repos, trajs, out, ids = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+    args = sys.argv[1:]
+    unchecked = "--unchecked-base" in args
+    args = [a for a in args if a != "--unchecked-base"]
+    repos, trajs, out, ids = args[0], args[1], args[2], args[3:]
     with open(out, "w") as f:
         for iid in ids:
             owner_name, number = iid.rsplit("-", 1)
@@ -49,7 +55,7 @@ def main():
             log = git(repo, "log", "--all", "--format=%H|%P|%s", "-E",
                       f"--grep=(pull request #{number}\\b|\\(#{number}\\)$)").stdout.splitlines()
             merges = [l.split("|", 2) for l in log]
-            base = merge = None
+            base = head = fallback = None
             for h, parents, _ in merges:
                 ps = parents.split()
                 cands = []
@@ -59,28 +65,42 @@ def main():
                     # walk the PR branch back to the merge base
                     cands += git(repo, "rev-list", "--first-parent", f"{mb}..{ps[1]}").stdout.split()[1:]
                 cands += ps[:1]
+                if fallback is None and cands[0]:
+                    fallback = (cands[0], ps[1] if len(ps) == 2 else h)
                 for c in cands:
                     if c and blob_ok(repo, c, submission):
-                        base, merge = c, h
+                        # the pull request's own changes: to its head for a merge commit (the
+                        # merge's tree also holds what the target branch gained meanwhile)
+                        base, head = c, ps[1] if len(ps) == 2 else h
                         break
                 if base:
                     break
+            if not base and unchecked and fallback:
+                base, head = fallback
+                print(f"{iid}: no candidate holds the submission's blobs; unchecked base {base[:10]}",
+                      file=sys.stderr)
             if not base:
                 print(f"{iid}: no base commit matches the submission's blobs", file=sys.stderr)
                 continue
-            files = git(repo, "diff", "--name-only", base, merge).stdout.split()
+            files = git(repo, "diff", "--name-only", base, head).stdout.split()
             tests = [p for p in files if TEST_PATH.search(p)]
             code = [p for p in files if p not in tests]
-            d = lambda paths: git(repo, "diff", "--no-color", "--full-index", base, merge, "--", *paths).stdout if paths else ""
+            d = lambda paths: git(repo, "diff", "--no-color", "--full-index", base, head, "--", *paths).stdout if paths else ""
             described = git(repo, "describe", "--tags", "--abbrev=0", base).stdout.strip()
             for path in {"sympy": ["sympy/release.py"], "requests": ["requests/__version__.py", "requests/__init__.py"],
-                         "pylint": ["pylint/__pkginfo__.py"], "sphinx": ["sphinx/__init__.py"]}.get(name, []):
+                         "pylint": ["pylint/__pkginfo__.py"], "sphinx": ["sphinx/__init__.py"],
+                         "flask": ["src/flask/__init__.py", "flask/__init__.py"],
+                         "seaborn": ["seaborn/__init__.py"]}.get(name, []):
                 text = git(repo, "show", f"{base}:{path}").stdout
                 found = re.search(r"""(?:__version__|version)\s*=\s*['"](\d+\.\d+)""", text) or re.search(r"numversion\s*=\s*\((\d+), (\d+)", text)
                 if found:
                     described = found.group(1) if found.lastindex == 1 else f"{found.group(1)}.{found.group(2)}"
                     break
             m = re.search(r"(\d+)\.(\d+)", described)
+            version = f"{m.group(1)}.{m.group(2)}" if m else ""
+            if name == "xarray" and version not in XARRAY_VERSIONS:
+                # SWE-bench names every xarray release before 0.18 "0.12"; their specs are one
+                version = "0.12" if version.startswith("0.") else version
             prompt = next(m["content"] for m in traj["messages"] if m["role"] == "user")
             ps = re.search(r"Consider the following PR description:\n(.*?)\n</pr_description>", prompt, re.S)
             status = report.get("tests_status", {})
@@ -88,7 +108,7 @@ def main():
             row = {"repo": f"{owner}/{name}", "instance_id": iid, "base_commit": base,
                    "patch": d(code), "test_patch": d(tests),
                    "problem_statement": ps.group(1) if ps else "", "hints_text": "",
-                   "created_at": "", "version": f"{m.group(1)}.{m.group(2)}" if m else "",
+                   "created_at": "", "version": version,
                    "FAIL_TO_PASS": tests_of("FAIL_TO_PASS"), "PASS_TO_PASS": tests_of("PASS_TO_PASS"),
                    "environment_setup_commit": base}
             f.write(json.dumps(row) + "\n")

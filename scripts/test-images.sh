@@ -11,6 +11,9 @@
 #         and tagged, a branch, a remote with its tracking ref, notes, a stash, a reflog and
 #         ORIG_HEAD naming the fix, and a dangling commit and blob; HEAD is the base
 #         ("subtract, tests"), tagged v0.9 one commit earlier
+#   swe-cached  swe with the base's code also outside git: calc's byte-compiled cache in
+#         /testbed and a non-editable copy of calc (with its cache) in the environment's
+#         site-packages (where a SWE-smith task's code before its bug must not survive)
 #   r2e   laid out like R2E-Gym's: base + /testbed with run_tests.sh and r2e_tests/, the
 #         tests' output ending as `pytest -rA`'s does (the summary R2E-Gym's parser reads)
 #
@@ -20,7 +23,7 @@
 set -euo pipefail
 
 DIR=${1:-${SWERVE_TEST_IMAGES:-/var/cache/swerve-test-images}}
-VERSION=6 # bump when the images change
+VERSION=7 # bump when the images change
 LAYOUT="$DIR/layout-v$VERSION"
 if [ -f "$LAYOUT/.ready" ]; then
   echo "$LAYOUT"
@@ -167,6 +170,19 @@ umoci insert --image "$L:swe" --opaque "$WORK/opaque-new" /etc/swerve
 umoci config --image "$L:swe" --config.workingdir /testbed \
   --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   --config.env LANG=C.UTF-8 --config.env SWERVE_IMAGE=swe
+
+# swe-cached: swe whose code before a SWE-smith-style bug also survives outside git, as it can
+# in a real image: the module's byte-compiled cache in the work tree, and a copy installed
+# without -e (with its own cache) in the environment's site-packages.
+cached="$WORK/cached"
+mkdir -p "$cached/testbed-calc" "$cached/site-calc"
+git_in "$repo" show "$base_commit:calc/__init__.py" >"$cached/site-calc/__init__.py"
+cp "$cached/site-calc/__init__.py" "$cached/testbed-calc/__init__.py"
+python3 -m compileall -q "$cached/testbed-calc" "$cached/site-calc"
+rm "$cached/testbed-calc/__init__.py"
+umoci insert --image "$L:swe" --tag swe-cached "$cached/testbed-calc" /testbed/calc
+umoci insert --image "$L:swe-cached" "$cached/site-calc" \
+  /opt/miniconda3/envs/testbed/lib/python3.11/site-packages/calc
 
 # 3. The R2E-Gym-like image: /testbed with run_tests.sh and r2e_tests/ (R2E-Gym's layout).
 r2e="$WORK/r2e"

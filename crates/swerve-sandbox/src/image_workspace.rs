@@ -9,7 +9,7 @@
 //! image's code with a patch applied (SWE-smith's bug) gets its own layer, made the same way
 //! from the patched tree committed alone ([`Workspace::create_from_image`] with a starting patch).
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
@@ -21,7 +21,7 @@ use crate::{Cache, SandboxError};
 
 /// The format of scrubbed image layers, part of their cache key: raised whenever what
 /// [`scrub`] removes changes, so layers scrubbed by an older swerve are made again.
-pub const IMAGE_SCRUB_FORMAT: u32 = 1;
+pub const IMAGE_SCRUB_FORMAT: u32 = 2;
 
 impl Workspace {
     /// Creates a workspace whose sandbox's root is `image` (its layers read-only, stacked,
@@ -163,44 +163,63 @@ fn scrub_image_into(
         .git_text(&["symbolic-ref", "--quiet", "HEAD"])
         .ok()
         .filter(|name| name.starts_with("refs/heads/"));
-    let commit = match starting_patch {
-        Some(patch) => start_from_patch(&repo, patch, &image.reference)?,
-        None => workspace.base().commit.clone(),
+    let (commit, kept) = match starting_patch {
+        Some(patch) => {
+            let start = start_from_patch(&repo, patch, &image.reference)?;
+            // The patched files' copies outside the repository are in their directories,
+            // with the whiteouts of their byte-compiled caches.
+            let mut kept = vec![options.sandbox.mount_point.clone()];
+            kept.extend(
+                start
+                    .copies
+                    .iter()
+                    .filter_map(|copy| copy.parent())
+                    .map(PathBuf::from),
+            );
+            (start.commit, kept)
+        }
+        None => (workspace.base().commit.clone(), vec![expected]),
     };
     scrub(&repo, &commit, branch.as_deref())?;
     workspace.keep_changes(staging)?;
-    let kept = match starting_patch {
-        Some(_) => options.sandbox.mount_point.as_path(),
-        None => expected.as_path(),
-    };
-    retain_only(staging, kept)
+    retain_only(staging, &kept)
 }
 
-/// Deletes everything in the layer `root` but `path` (absolute, as inside the sandbox) and
-/// the directories leading to it: what the scrub's workspace wrote besides the git directory.
-fn retain_only(root: &Path, path: &Path) -> Result<(), SandboxError> {
-    let mut dir = root.to_path_buf();
-    for component in path.components() {
-        let Component::Normal(name) = component else {
+/// Deletes everything in the layer `root` but the `kept` paths (absolute, as inside the
+/// sandbox), what is under them and the directories leading to them: what the scrub's
+/// workspace wrote besides the repository's changes.
+fn retain_only(root: &Path, kept: &[PathBuf]) -> Result<(), SandboxError> {
+    let kept: Vec<PathBuf> = kept
+        .iter()
+        .map(|path| path.strip_prefix("/").unwrap_or(path).to_path_buf())
+        .collect();
+    retain_under(root, Path::new(""), &kept)
+}
+
+/// [`retain_only`] in the layer's directory `dir`, which is `relative` inside the sandbox.
+fn retain_under(dir: &Path, relative: &Path, kept: &[PathBuf]) -> Result<(), SandboxError> {
+    let entries =
+        std::fs::read_dir(dir).map_err(SandboxError::io(format!("reading {}", dir.display())))?;
+    for entry in entries.flatten() {
+        let inside = relative.join(entry.file_name());
+        let entry_path = entry.path();
+        let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+        if kept.iter().any(|path| inside.starts_with(path)) {
             continue;
-        };
-        let entries = std::fs::read_dir(&dir)
-            .map_err(SandboxError::io(format!("reading {}", dir.display())))?;
-        for entry in entries.flatten() {
-            if entry.file_name() != name {
-                let entry_path = entry.path();
-                let removed = if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
-                    crate::tree::remove_tree(&entry_path)
-                } else {
-                    std::fs::remove_file(&entry_path)
-                };
-                removed.map_err(SandboxError::io(format!(
-                    "removing {}",
-                    entry_path.display()
-                )))?;
-            }
         }
-        dir.push(name);
+        if is_dir && kept.iter().any(|path| path.starts_with(&inside)) {
+            retain_under(&entry_path, &inside, kept)?;
+            continue;
+        }
+        let removed = if is_dir {
+            crate::tree::remove_tree(&entry_path)
+        } else {
+            std::fs::remove_file(&entry_path)
+        };
+        removed.map_err(SandboxError::io(format!(
+            "removing {}",
+            entry_path.display()
+        )))?;
     }
     Ok(())
 }

@@ -35,7 +35,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use crate::{Sandbox, SandboxError, git};
@@ -90,9 +90,9 @@ impl RepoAt<'_> {
         Ok(String::from_utf8_lossy(&output.stdout).trim().to_owned())
     }
 
-    /// Runs the shell script `script` with `args` as its positional parameters; `what` it
-    /// does names it in an error.
-    fn sh(&self, what: &str, script: &str, args: &[&str]) -> Result<(), SandboxError> {
+    /// Runs the shell script `script` with `args` as its positional parameters; its standard
+    /// output. `what` it does names it in an error.
+    fn sh(&self, what: &str, script: &str, args: &[&str]) -> Result<String, SandboxError> {
         let mut command = self.command("sh")?;
         command
             .args(["-c", script, "sh"])
@@ -100,7 +100,7 @@ impl RepoAt<'_> {
             .stdin(Stdio::null());
         let output = command.output().map_err(SandboxError::io("running sh"))?;
         if output.status.success() {
-            return Ok(());
+            return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
         }
         Err(SandboxError::Io {
             context: format!("{what} in {}", self.dir().display()),
@@ -131,16 +131,52 @@ mv objects.scrubbed/pack objects.scrubbed/info objects/
 rmdir objects.scrubbed
 "#;
 
+/// Removes what outside git still holds the code before a starting patch (`$1`: the
+/// repository's directory; then pairs of a patched file's blob before the patch and its path
+/// in the repository): every byte-compiled cache in the work tree (`__pycache__`, `*.pyc`,
+/// `*.pyo`: disassembled, they are the code before the patch), and every copy elsewhere in
+/// the file system of a file as it was before the patch (a package installed by copying, not
+/// editable), which gets the patched content (or is deleted with the file) and loses its
+/// byte-compiled cache. Prints each such copy's path.
+const STALE_COPIES: &str = r#"set -eu
+repo=$1
+shift
+find "$repo" -path "$repo/.git" -prune -o -name __pycache__ -type d -prune -exec rm -rf {} + \
+  -o -type f \( -name '*.pyc' -o -name '*.pyo' \) -exec rm -f {} +
+while [ $# -ge 2 ]; do
+  blob=$1 path=$2
+  shift 2
+  name=${path##*/}
+  find / \( -path /proc -o -path /sys -o -path /dev -o -path "$repo" \) -prune \
+    -o -type f -name "$name" -print |
+  while IFS= read -r copy; do
+    [ "$(git hash-object -- "$copy")" = "$blob" ] || continue
+    if [ -f "$repo/$path" ]; then cat "$repo/$path" >"$copy"; else rm -f "$copy"; fi
+    stem=${name%.py}
+    rm -f "${copy%/*}/__pycache__/$stem".*.pyc "${copy%/*}/$stem.pyc" "${copy%/*}/$stem.pyo"
+    echo "$copy"
+  done
+done
+"#;
+
+/// A task's starting state: its commit, and the files outside the repository that were
+/// brought to it (copies of patched files, [`STALE_COPIES`]).
+pub(crate) struct StartingState {
+    pub(crate) commit: String,
+    pub(crate) copies: Vec<PathBuf>,
+}
+
 /// Makes `HEAD`'s tree with `patch` applied the repository's only history: applies `patch`
-/// (`git apply`; [`SandboxError::StartingPatch`] when it does not apply), commits the whole
-/// tree as a commit with no parent (by `swerve`, dated as `HEAD` was, so the same image and
-/// patch give the same commit) and points the checked-out branch, or a detached `HEAD`, at
-/// it. Returns the commit; [`scrub`] with it then drops every older object.
+/// (`git apply`; [`SandboxError::StartingPatch`] when it does not apply), removes what still
+/// holds the code before it outside git ([`STALE_COPIES`]), commits the whole tree as a
+/// commit with no parent (by `swerve`, dated as `HEAD` was, so the same image and patch give
+/// the same commit) and points the checked-out branch, or a detached `HEAD`, at it. Returns
+/// the commit; [`scrub`] with it then drops every older object.
 pub(crate) fn start_from_patch(
     repo: &RepoAt,
     patch: &str,
     image: &str,
-) -> Result<String, SandboxError> {
+) -> Result<StartingState, SandboxError> {
     repo.git(&["apply", "--whitespace=nowarn", "-"], patch.as_bytes())
         .map_err(|error| SandboxError::StartingPatch {
             image: image.to_owned(),
@@ -149,6 +185,7 @@ pub(crate) fn start_from_patch(
                 other => other.to_string(),
             },
         })?;
+    let copies = remove_stale_copies(repo)?;
     repo.git(&["add", "--all", "--", "."], b"")?;
     let tree = repo.git_text(&["write-tree"])?;
     let date = repo.git_text(&["log", "-1", "--format=%cI", "HEAD"])?;
@@ -161,7 +198,32 @@ pub(crate) fn start_from_patch(
     let output = git::output_with_input(command, repo.dir(), &args, b"")?;
     let commit = String::from_utf8_lossy(&output.stdout).trim().to_owned();
     repo.git(&["update-ref", "HEAD", &commit], b"")?;
-    Ok(commit)
+    Ok(StartingState { commit, copies })
+}
+
+/// Runs [`STALE_COPIES`] for the files the starting patch changed (read from `git diff
+/// --raw` against the index, which still holds `HEAD`); the copies it brought up to date.
+fn remove_stale_copies(repo: &RepoAt) -> Result<Vec<PathBuf>, SandboxError> {
+    let raw = repo.git_text(&["diff", "--raw", "--no-abbrev", "--no-renames", "-z"])?;
+    let mut args = vec![repo.git_text(&["rev-parse", "--show-toplevel"])?];
+    let mut fields = raw.split('\0').filter(|field| !field.is_empty());
+    while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
+        // ":100644 100644 <blob before> <blob after> M"
+        let Some(before) = status.split_whitespace().nth(2) else {
+            continue;
+        };
+        if before.bytes().all(|byte| byte == b'0') {
+            continue;
+        }
+        args.extend([before.to_owned(), path.to_owned()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let printed = repo.sh(
+        "removing copies of the code before the patch",
+        STALE_COPIES,
+        &args,
+    )?;
+    Ok(printed.lines().map(PathBuf::from).collect())
 }
 
 /// Leaves in `repo` only `commit`'s history, `branch` (a full ref name, the checked-out

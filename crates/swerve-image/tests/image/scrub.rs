@@ -4,7 +4,9 @@
 //! and dangling objects. In a workspace of the image none of it is left, the base's history
 //! and older tag are, and the scrub is done once per image, not per workspace. A task that
 //! starts from the image's code with a patch applied (SWE-smith's bug) gets that code as the
-//! repository's one commit: nothing of the code before the patch, its solution, is left.
+//! repository's one commit: nothing of the code before the patch, its solution, is left, in
+//! git or outside it (a byte-compiled cache, a copy installed without `-e`: the `swe-cached`
+//! image).
 
 use std::time::Duration;
 
@@ -172,10 +174,15 @@ fn image_repository(root: &ImageRoot) -> std::path::PathBuf {
 
 /// The `swe` test image unpacked in `dir`, options for a workspace of it, and a cache.
 fn swe_image(dir: &std::path::Path) -> Option<(ImageRoot, WorkspaceOptions, Cache)> {
+    test_image(dir, "swe")
+}
+
+/// The test image `tag` unpacked in `dir`, options for a workspace of it, and a cache.
+fn test_image(dir: &std::path::Path, tag: &str) -> Option<(ImageRoot, WorkspaceOptions, Cache)> {
     let layout = layout()?;
     let store = Store::open(&dir.join("store"), &ImagesConfig::default()).unwrap();
     let record = store
-        .import(&layout, Some("swe"), "localhost/swerve/swe")
+        .import(&layout, Some(tag), &format!("localhost/swerve/{tag}"))
         .unwrap();
     let sandbox = SandboxConfig {
         isolation: Isolation::Namespaces,
@@ -191,17 +198,12 @@ fn swe_image(dir: &std::path::Path) -> Option<(ImageRoot, WorkspaceOptions, Cach
     Some((root, options, Cache::open(dir.join("cache")).unwrap()))
 }
 
-#[test]
-fn a_starting_patch_is_the_only_commit_and_the_code_before_it_is_gone() {
-    let dir = tempfile::tempdir().unwrap();
-    let Some((root, options, cache)) = swe_image(dir.path()) else {
-        return;
-    };
-    let image_repo = image_repository(&root);
-    // The image's code is the solution; the task's patch breaks `add`, as a SWE-smith bug does.
-    let clone = dir.path().join("clone");
+/// A SWE-smith-style bug for the `swe` image's repository at `image_repo`: `add` multiplies.
+/// The image's code is the solution.
+fn bug_for(dir: &std::path::Path, image_repo: &std::path::Path) -> String {
+    let clone = dir.join("clone");
     std::fs::create_dir_all(clone.join("calc")).unwrap();
-    let solution = swerve_testing::sh_exact(&image_repo, "git show HEAD:calc/__init__.py");
+    let solution = swerve_testing::sh_exact(image_repo, "git show HEAD:calc/__init__.py");
     std::fs::write(clone.join("calc/__init__.py"), solution).unwrap();
     swerve_testing::sh(&clone, "git init -q && git add -A");
     let bug = swerve_testing::sh_exact(
@@ -209,6 +211,17 @@ fn a_starting_patch_is_the_only_commit_and_the_code_before_it_is_gone() {
         "sed -i 's/return a + b/return a * b/' calc/__init__.py && git diff --full-index",
     );
     assert!(bug.contains("return a * b"), "{bug}");
+    bug
+}
+
+#[test]
+fn a_starting_patch_is_the_only_commit_and_the_code_before_it_is_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((root, options, cache)) = swe_image(dir.path()) else {
+        return;
+    };
+    let image_repo = image_repository(&root);
+    let bug = bug_for(dir.path(), &image_repo);
     let solution_blob = swerve_testing::sh(&image_repo, "git rev-parse HEAD:calc/__init__.py");
 
     let workspace = workspaces::create(&cache, image(&root, Some(&bug)), &options).unwrap();
@@ -273,4 +286,69 @@ fn a_starting_patch_is_the_only_commit_and_the_code_before_it_is_gone() {
             other.map(|_| ())
         ),
     }
+}
+
+#[test]
+fn the_code_before_a_starting_patch_is_not_left_outside_git() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((root, options, cache)) = test_image(dir.path(), "swe-cached") else {
+        return;
+    };
+    let image_repo = image_repository(&root);
+    let bug = bug_for(dir.path(), &image_repo);
+    let solution_blob = swerve_testing::sh(&image_repo, "git rev-parse HEAD:calc/__init__.py");
+    let site = "/opt/miniconda3/envs/testbed/lib/python3.11/site-packages/calc";
+    // The image holds the solution outside git: compiled in the work tree, and installed.
+    let in_layers = |path: &str| {
+        root.layers
+            .iter()
+            .any(|layer| layer.join(path.trim_start_matches('/')).exists())
+    };
+    assert!(in_layers("/testbed/calc/__pycache__"));
+    assert!(in_layers(&format!("{site}/__init__.py")));
+    assert!(in_layers(&format!("{site}/__pycache__")));
+
+    let workspace = workspaces::create(&cache, image(&root, Some(&bug)), &options).unwrap();
+    // No byte-compiled cache of the code before the bug in the work tree, none committed.
+    assert_eq!(
+        ok(
+            &workspace,
+            "find . -name .git -prune -o -name '*.py[co]' -print"
+        ),
+        ""
+    );
+    assert_eq!(ok(&workspace, "git ls-files | grep -c pyc || true"), "0\n");
+    // The installed copy is the starting state's code, without its old cache.
+    assert!(ok(&workspace, &format!("cat {site}/__init__.py")).contains("return a * b\n"));
+    assert_eq!(
+        ok(
+            &workspace,
+            &format!("ls {site}/__pycache__ 2>/dev/null || true")
+        ),
+        ""
+    );
+    // No file anywhere holds the solution's content.
+    let holders = ok(
+        &workspace,
+        &format!(
+            "find / \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f -name '__init__.py' \
+             -exec git hash-object {{}} + | grep -c {solution_blob} || true"
+        ),
+    );
+    assert_eq!(holders, "0\n");
+    // The repository itself is as without the caches: one commit, the bug in it.
+    assert_eq!(ok(&workspace, "git status --porcelain"), "");
+    assert!(ok(&workspace, "cat calc/__init__.py").contains("return a * b\n"));
+    workspace.destroy().unwrap();
+
+    // The same layer serves the next workspace.
+    let again = workspaces::create(&cache, image(&root, Some(&bug)), &options).unwrap();
+    assert!(ok(&again, &format!("cat {site}/__init__.py")).contains("return a * b\n"));
+    assert_eq!(
+        ok(
+            &again,
+            "find . -name .git -prune -o -name '*.py[co]' -print"
+        ),
+        ""
+    );
 }
