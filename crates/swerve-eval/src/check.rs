@@ -13,14 +13,73 @@
 
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use swerve_core::Task;
 
 use crate::evaluate::Evaluator;
 use crate::report::InstanceReport;
 
+/// What a task's check found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    /// Gold resolves and an empty patch does not.
+    Ok,
+    /// Gold fails and its tests tried the network or a download.
+    Offline,
+    /// Every failing expected test's id holds a path of the dataset maker's machine.
+    Dataset,
+    /// Gold fails for no reason outside the task.
+    GoldUnresolved,
+    /// An empty patch resolves the task.
+    EmptyResolved,
+    /// The task could not be checked (its environment, its patch, an evaluation's error).
+    Error,
+}
+
+impl CheckStatus {
+    /// Every status, in the order tables list them.
+    pub const ALL: [Self; 6] = [
+        Self::Ok,
+        Self::Offline,
+        Self::Dataset,
+        Self::GoldUnresolved,
+        Self::EmptyResolved,
+        Self::Error,
+    ];
+
+    /// The status's name, as in `check.json`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Offline => "offline",
+            Self::Dataset => "dataset",
+            Self::GoldUnresolved => "gold_unresolved",
+            Self::EmptyResolved => "empty_resolved",
+            Self::Error => "error",
+        }
+    }
+
+    /// Whether the task failed its check: neither fit to grade with (`ok`) nor unfit for a
+    /// reason outside swerve that the check names (`offline`, `dataset`).
+    #[must_use]
+    pub const fn failed(self) -> bool {
+        matches!(
+            self,
+            Self::GoldUnresolved | Self::EmptyResolved | Self::Error
+        )
+    }
+}
+
+impl std::fmt::Display for CheckStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One task's check, as written to `check.json`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TaskCheck {
     /// The task's instance id.
     pub instance_id: String,
@@ -28,10 +87,10 @@ pub struct TaskCheck {
     pub repo: String,
     /// The task's version, if it has one.
     pub version: Option<String>,
-    /// `ok`, `offline`, `dataset`, `gold_unresolved`, `empty_resolved` or `error`.
-    pub status: &'static str,
+    /// What the check found.
+    pub status: CheckStatus,
     /// Why the task is not `ok`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Whether the gold patch resolves the task.
     pub gold_resolved: bool,
@@ -42,7 +101,7 @@ pub struct TaskCheck {
 }
 
 /// Seconds spent in each phase of a check.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct PhaseSeconds {
     /// Preparing the base checkout and the test spec.
     pub base: f64,
@@ -65,7 +124,7 @@ pub fn check_task(task: &Task, gold: &Evaluator<'_>, empty: &Evaluator<'_>) -> T
         instance_id: task.instance_id.clone(),
         repo: task.repo.clone(),
         version: task.version.clone(),
-        status: "error",
+        status: CheckStatus::Error,
         reason: None,
         gold_resolved: false,
         empty_fails: false,
@@ -108,7 +167,7 @@ fn timed<T>(work: impl FnOnce() -> T) -> (T, f64) {
 }
 
 /// The status and reason of a task from its gold and empty reports.
-fn verdict(gold: &InstanceReport, empty: &InstanceReport) -> (&'static str, Option<String>) {
+fn verdict(gold: &InstanceReport, empty: &InstanceReport) -> (CheckStatus, Option<String>) {
     if !gold.resolved {
         let failed = failed_tests(gold);
         let foreign: Vec<&str> = failed
@@ -125,14 +184,14 @@ fn verdict(gold: &InstanceReport, empty: &InstanceReport) -> (&'static str, Opti
                     foreign[0]
                 ));
             }
-            return ("offline", Some(reason));
+            return (CheckStatus::Offline, Some(reason));
         }
         if let Some(error) = &gold.error {
-            return ("error", Some(format!("gold: {error}")));
+            return (CheckStatus::Error, Some(format!("gold: {error}")));
         }
         if !failed.is_empty() && foreign.len() == failed.len() {
             return (
-                "dataset",
+                CheckStatus::Dataset,
                 Some(format!(
                     "the {} failing expected tests have ids holding a path of the machine the \
                      dataset was made on ({}…), which no harness reproduces",
@@ -141,18 +200,21 @@ fn verdict(gold: &InstanceReport, empty: &InstanceReport) -> (&'static str, Opti
                 )),
             );
         }
-        return ("gold_unresolved", Some(format!("gold: {}", failing(gold))));
+        return (
+            CheckStatus::GoldUnresolved,
+            Some(format!("gold: {}", failing(gold))),
+        );
     }
     if empty.resolved {
         return (
-            "empty_resolved",
+            CheckStatus::EmptyResolved,
             Some("the empty patch resolves the task: FAIL_TO_PASS passes without a fix".into()),
         );
     }
     if let Some(error) = &empty.error {
-        return ("error", Some(format!("empty: {error}")));
+        return (CheckStatus::Error, Some(format!("empty: {error}")));
     }
-    ("ok", None)
+    (CheckStatus::Ok, None)
 }
 
 /// The expected tests that failed (FAIL_TO_PASS and PASS_TO_PASS).

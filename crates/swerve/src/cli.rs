@@ -236,6 +236,10 @@ pub struct CheckArgs {
     /// Seconds allowed for each evaluation's tests (default 1800).
     #[arg(long)]
     pub timeout: Option<f64>,
+    /// Keep the tasks already checked in DIR/checks (an interrupted check) and check the rest;
+    /// without it every task is checked again.
+    #[arg(long)]
+    pub resume: bool,
 }
 
 /// `swerve tasks curate`.

@@ -237,6 +237,54 @@ fn tests_that_need_the_network_are_named_and_tasks_check_certifies_a_file() {
             .join("logs/empty/t__helper-1/test_output.txt")
             .exists()
     );
+    // Per repository: one ok, one offline; gold resolves on the one that needs no network.
+    let line = text
+        .lines()
+        .find(|line| line.starts_with("t/helper "))
+        .unwrap_or_else(|| panic!("no summary line for t/helper in {text}"));
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(
+        fields,
+        [
+            "t/helper", "2", "1", "1", "0", "0", "0", "0", "1", "of", "1"
+        ],
+        "{text}"
+    );
+
+    // Each task's record is written as it ends; --resume keeps them and checks the rest.
+    let records = check.join("checks");
+    let kept = records.join("t__helper-1.json");
+    let mut record: Value = serde_json::from_str(&std::fs::read_to_string(&kept).unwrap()).unwrap();
+    record["reason"] = json!("kept from the interrupted check");
+    std::fs::write(&kept, record.to_string()).unwrap();
+    std::fs::remove_file(records.join("t__helper-net.json")).unwrap();
+    let out_dir = check.to_str().unwrap();
+    let output = fixture.swerve(&["tasks", "check", tasks, "--out", out_dir, "--resume"]);
+    succeeded(&output);
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("1 of 2 tasks already checked"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let rows: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(check.join("check.json")).unwrap()).unwrap();
+    assert_eq!(rows[0]["reason"], "kept from the interrupted check");
+    assert_eq!(rows[1]["status"], "offline");
+    assert!(records.join("t__helper-net.json").exists());
+    // Without --resume every task is checked again.
+    succeeded(&fixture.swerve(&["tasks", "check", tasks, "--out", out_dir]));
+    let rows: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(check.join("check.json")).unwrap()).unwrap();
+    assert!(rows[0].get("reason").is_none(), "{}", rows[0]);
+    // A record that is not one is an error naming it, not a task silently checked again.
+    std::fs::write(&kept, "{").unwrap();
+    let output = fixture.swerve(&["tasks", "check", tasks, "--out", out_dir, "--resume"]);
+    assert!(!output.status.success());
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        message.contains("t__helper-1.json: not a task check record"),
+        "{message}"
+    );
 }
 
 #[test]
