@@ -11,8 +11,9 @@
 #
 # Writes $OUT (default real-check/): tasks.jsonl (the rows checked), check.json (one record
 # per task: status, reason, gold resolved, empty fails, seconds per phase), logs/ and the
-# table (table.txt). Settings: OUT, SWERVE (the binary; default: a release build of this
-# checkout), SWERVE_CACHE_DIR, TIMEOUT (seconds per test run, default 900), WORKERS (1).
+# table with its summary per repository (table.txt). Settings: OUT, SWERVE (the binary;
+# default: a release build of this checkout), SWERVE_CACHE_DIR, TIMEOUT (seconds per test
+# run, default 900), WORKERS (1), RESUME (set: keep the tasks an interrupted run checked).
 #
 # Not part of CI: CI cannot fetch repositories. Never commit fetched code.
 set -euo pipefail
@@ -68,7 +69,11 @@ if not kept:
 EOF
 
 status=0
-"$SWERVE" --repos "$repos" tasks check "$out/tasks.jsonl" --out "$out" \
+resume=()
+if [ -n "${RESUME:-}" ]; then
+    resume=(--resume)
+fi
+"$SWERVE" --repos "$repos" tasks check "$out/tasks.jsonl" --out "$out" "${resume[@]}" \
     --timeout "${TIMEOUT:-900}" --workers "${WORKERS:-1}" | tee "$out/table.txt" || status=$?
 echo "check.json, logs and table.txt in $out" >&2
 exit $status

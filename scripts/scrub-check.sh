@@ -76,10 +76,13 @@ def post_image_blobs(row):
         archive = subprocess.run(["git", "--git-dir", git, "archive", row["base_commit"]],
                                  capture_output=True)
         if archive.returncode != 0:
-            return None, archive.stderr.decode(errors="replace").strip().splitlines()[-1]
+            return None, "its base cannot be read from REPOS_DIR: " + archive.stderr.decode(errors="replace").strip().splitlines()[-1]
         archive = archive.stdout
         subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True)
-        subprocess.run(["git", "apply", "--whitespace=nowarn", patch], cwd=tree, check=True)
+        applied = subprocess.run(["git", "apply", "--whitespace=nowarn", patch], cwd=tree,
+                                 capture_output=True, text=True)
+        if applied.returncode != 0:
+            return None, "the gold patch does not apply to the base: " + applied.stderr.strip().splitlines()[-1]
         paths = subprocess.run(["git", "apply", "--numstat", "-z", patch], cwd=tree,
                                check=True, capture_output=True).stdout.decode().split("\0")
         blobs = []
@@ -95,8 +98,7 @@ with open(os.path.join(out, "tasks.jsonl"), "w") as tasks, open(os.path.join(out
     for row in kept:
         blobs, why = post_image_blobs(row)
         if blobs is None:
-            print(f"{row['instance_id']}: left out, its base cannot be read from REPOS_DIR: {why}",
-                  file=sys.stderr)
+            print(f"{row['instance_id']}: left out: {why}", file=sys.stderr)
             continue
         tasks.write(json.dumps({key: row[key] for key in fields if key in row}) + "\n")
         table.write(f"{row['instance_id']}\t{row['repo']}\t{' '.join(blobs)}\n")
