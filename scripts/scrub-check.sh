@@ -10,7 +10,9 @@
 # repository), then opens the task's workspace as a rollout does (`swerve env exec`) and,
 # inside the sandbox, asks git for those blobs (`git cat-file -e`) and for every commit in
 # the object store (`git cat-file --batch-all-objects`) that `git rev-list --all` (HEAD and
-# the kept tags) does not reach. The rows are stripped to what a workspace needs (no
+# the kept tags) does not reach. A post-image blob that a commit of the base's own history
+# holds (a patch that restores a file's older content) is the past, not the future: it is
+# counted apart. The rows are stripped to what a workspace needs (no
 # environment is built: the check is about the repository) and a recipe table without
 # environments is used.
 #
@@ -115,7 +117,7 @@ EOF
 
 # Inside the sandbox: the post-image blobs present, then the object store's commits, then
 # those `git rev-list --all` reaches.
-inside='for blob in $BLOBS; do git cat-file -e $blob 2>/dev/null && echo "present $blob"; done;
+inside='for blob in $BLOBS; do git cat-file -e $blob 2>/dev/null || continue; past=$(git log --all --format=%h -1 --find-object=$blob); if [ -n "$past" ]; then echo "past $blob $past"; else echo "present $blob"; fi; done;
 git cat-file --batch-all-objects --batch-check="%(objecttype) %(objectname)" | sed -n "s/^commit //p" | sort >"$HOME/stored";
 git rev-list --all | sort >"$HOME/reachable";
 echo "stored $(wc -l <"$HOME/stored") reachable $(wc -l <"$HOME/reachable") unreachable $(comm -23 "$HOME/stored" "$HOME/reachable" | wc -l)"'
@@ -137,9 +139,10 @@ while IFS=$'\t' read -r id repo blobs; do
         continue
     }
     present=$(grep -c '^present ' <<<"$report" || true)
+    past=$(grep -c '^past ' <<<"$report" || true)
     counts=$(grep '^stored ' <<<"$report")
     unreachable=${counts##* }
-    echo "$id: post-image blobs $(wc -w <<<"$blobs"), in the source $in_source, in the sandbox $present; commits $counts"
+    echo "$id: post-image blobs $(wc -w <<<"$blobs"), in the source $in_source, in the sandbox $present (and $past that the base's own history holds: the patch restores an older content); commits $counts"
     if [ "$present" != 0 ] || [ "$unreachable" != 0 ]; then
         leaked=$((leaked + 1))
     fi
