@@ -185,7 +185,7 @@ impl ReplayRun {
                 results::write(out, &job.name, &result).map_err(|error| cannot("write", error))?;
                 Ok(result.report)
             }
-            Err(failed) => Ok(failed),
+            Err(failed) => Ok(*failed),
         }
     }
 
@@ -288,7 +288,7 @@ impl Replay {
 
     /// Replays `trajectory` and writes the replayed trajectory; `Err`: a report naming why
     /// it cannot be replayed.
-    fn replay(&self, trajectory: &Trajectory) -> Result<TrajectoryResult, TrajectoryReport> {
+    fn replay(&self, trajectory: &Trajectory) -> Result<TrajectoryResult, Box<TrajectoryReport>> {
         let id = results::file_name(&trajectory.header.id);
         let instance_id = &trajectory.header.instance_id;
         let task = self
@@ -297,7 +297,13 @@ impl Replay {
             .find(|task| &task.instance_id == instance_id);
         let repo = task.map(|task| task.repo.clone()).unwrap_or_default();
         let failed = |scaffold: &str, error: String| {
-            TrajectoryReport::failed(&id, instance_id, &repo, scaffold, error)
+            Box::new(TrajectoryReport::failed(
+                &id,
+                instance_id,
+                &repo,
+                scaffold,
+                error,
+            ))
         };
         let Some(scaffold) = Scaffold::of(trajectory) else {
             return Err(failed(
