@@ -10,6 +10,8 @@
 //! - [`Replayer`] runs the actions through a [`swerve_tools::Toolbox`] and compares each
 //!   answer ([`StepReport`]); [`TrajectoryReport`] and [`ReplayReport`] aggregate the
 //!   fidelity report per trajectory and per repository.
+//! - [`results`] keeps each trajectory's result in the output directory as it ends, so a
+//!   replay of a whole dataset resumes, and builds the report from them in the order given.
 //!
 //! The command line (`swerve replay`) prepares the workspace and grades; `docs/replay.md`
 //! describes the report and the differences from each scaffold that cannot be reproduced.
@@ -21,6 +23,7 @@ pub mod action;
 pub mod engine;
 pub mod hazards;
 pub mod report;
+pub mod results;
 pub mod scaffold;
 pub mod shell;
 
@@ -31,5 +34,6 @@ pub use report::{
     Divergence, GradeComparison, PatchComparison, ReplayReport, ReplayRun, StepAgreement,
     StepOutcome, StepReport, Summary, Throughput, TrajectoryReport,
 };
+pub use results::TrajectoryResult;
 pub use scaffold::{Scaffold, Semantics, Session};
 pub use shell::{LastOutcome, ScaffoldShell};

@@ -578,3 +578,15 @@ pub struct Throughput {
     /// Steps with a recorded environment time.
     pub recorded_steps: usize,
 }
+
+impl Throughput {
+    /// Adds `other`'s steps and seconds (another trajectory's) to these.
+    pub fn add(&mut self, other: &Throughput) {
+        self.steps += other.steps;
+        self.replay_env_seconds += other.replay_env_seconds;
+        if let Some(seconds) = other.recorded_env_seconds {
+            *self.recorded_env_seconds.get_or_insert(0.0) += seconds;
+        }
+        self.recorded_steps += other.recorded_steps;
+    }
+}

@@ -1,5 +1,5 @@
-//! Batches of independent jobs (`swerve run`'s rollouts, `swerve data backfill`'s
-//! trajectories): [`run_shown`] runs them a given number at a time
+//! Batches of independent jobs (`swerve run`'s rollouts, `swerve data backfill`'s and
+//! `swerve replay`'s trajectories): [`run_shown`] runs them a given number at a time
 //! (`swerve_rollout::batch::run`) and shows them as they go ([`Progress`]): on a terminal,
 //! a progress bar with the ETA and running counts (running, the command's own counts, cost)
 //! and a line per finished job above it; elsewhere (CI logs, files), just the lines. [`spend`] and [`first_ten`] word

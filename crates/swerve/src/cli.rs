@@ -383,16 +383,24 @@ pub struct ReplayArgs {
     /// The task file holding every trajectory's task (by instance id).
     #[arg(long, value_name = "FILE")]
     pub tasks: PathBuf,
-    /// Output directory: trajectories/, report.json, table.md, throughput.json.
+    /// Output directory: trajectories/, results/, report.json, table.md, throughput.json;
+    /// an interrupted replay resumes in it.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// Grade each replayed patch by SWE-bench's rules and compare with the recorded verdict.
+    /// Grade each replayed patch by SWE-bench's rules and compare with the recorded verdict
+    /// [run.eval].
     #[arg(long)]
     pub grade: bool,
     /// Record SWE-World's SWT (and, with --grade, SWR) samples from the replayed runs into
     /// DIR, as `swerve run --record-world-data` does [world.record.dir].
     #[arg(long, value_name = "DIR")]
     pub record_world_data: Option<PathBuf>,
+    /// Trajectories replayed at once [run.concurrency].
+    #[arg(long, value_name = "N")]
+    pub concurrency: Option<usize>,
+    /// Replay again the trajectories whose result is already in --out.
+    #[arg(long)]
+    pub redo: bool,
 }
 
 impl ReplayArgs {
@@ -405,6 +413,7 @@ impl ReplayArgs {
                 self.record_world_data.as_ref().map(path),
             ),
             ("run.eval", self.grade.then(|| "true".to_owned())),
+            ("run.concurrency", self.concurrency.map(|v| v.to_string())),
         ])
     }
 }

@@ -1,78 +1,92 @@
 //! `swerve replay`: re-execute recorded trajectories in fresh workspaces of their tasks
-//! (opened as `swerve run` opens them) through [`swerve_rollout::replay`], and write the replayed
-//! trajectories and the fidelity report.
+//! (opened as `swerve run` opens them) through [`swerve_rollout::replay`], `run.concurrency`
+//! at once on the run's progress display, and write the replayed trajectories and the
+//! fidelity report.
 //!
 //! Layout of `--out DIR`: `trajectories/<id>.jsonl` (the recorded replies with swerve's
-//! observations), `report.json` ([`ReplayReport`]), `table.md` (its per-repository table),
-//! `throughput.json` (replay time beside the recorded environment time) and, with
-//! `--grade`, `eval-logs/`.
+//! observations), `results/<id>.json` (each trajectory's report, written as it ends),
+//! `report.json` ([`swerve_replay::ReplayReport`], over every trajectory in the order given),
+//! `table.md` (its per-repository table), `throughput.json` (replay time beside the recorded
+//! environment time), `config.toml` and, with `--grade`, `eval-logs/`. Replays resume by
+//! default: a trajectory whose result is there is skipped (`--redo` replays it again);
+//! resuming with settings that change results is refused.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use anyhow::{Context, Result};
-use swerve_core::atomic::{write_atomically, write_json_atomically};
-use swerve_core::trajectory::import::detect_and_import;
-use swerve_replay::{ReplayReport, Throughput};
+use anyhow::Result;
+use swerve_replay::TrajectoryReport;
 
+use crate::batch::{self, Ended};
 use crate::cli::ReplayArgs;
 use swerve_rollout::config::Config;
-use swerve_rollout::replay::Replay;
+use swerve_rollout::replay::ReplayRun;
+
+/// The counts the progress display keeps (see [`Ended::count`]).
+const COUNTS: &[&str] = &["patch equal", "diverging", "failed"];
 
 /// Runs `swerve replay`.
 pub fn run(config: &Config, args: ReplayArgs) -> Result<ExitCode> {
-    let mut trajectories = Vec::new();
-    for file in &args.files {
-        trajectories.extend(detect_and_import(file).map_err(|error| anyhow::anyhow!("{error}"))?);
-    }
-    for dir in ["trajectories", "eval-logs"] {
-        let dir = args.out.join(dir);
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    let shared = Replay::open(config, &args.tasks, args.grade, &args.out)?;
-    let mut reports = Vec::new();
-    let mut throughput = Throughput::default();
-    for trajectory in &trajectories {
-        let report = shared.replay(trajectory, &mut throughput);
-        match &report.error {
-            Some(error) => eprintln!("{}: not replayed: {error}", report.id),
-            None => eprintln!(
-                "{}: {} steps, {} agree, {} diverge, {} not replayable; patch {}",
-                report.id,
-                report.agreement.steps,
-                report.agreement.agree,
-                report.agreement.diverge,
-                report.agreement.not_replayable,
-                match &report.patch {
-                    Some(patch) if patch.equal => "equal",
-                    Some(_) => "differs",
-                    None => "not recorded",
-                }
-            ),
-        }
-        reports.push(report);
-    }
-    let report = ReplayReport::of(reports);
-    let write = |name: &str, text: &str| {
-        let path = args.out.join(name);
-        write_atomically(&path, |file| {
-            std::io::Write::write_all(file, text.as_bytes())
-        })
-        .with_context(|| format!("cannot write {}", path.display()))
-    };
-    write_json_atomically(&args.out.join("report.json"), &report)
-        .with_context(|| format!("cannot write {}", args.out.join("report.json").display()))?;
-    write_json_atomically(&args.out.join("throughput.json"), &throughput).with_context(|| {
-        format!(
-            "cannot write {}",
-            args.out.join("throughput.json").display()
-        )
-    })?;
+    let replay = Arc::new(ReplayRun::prepare(
+        config,
+        &args.files,
+        &args.tasks,
+        &args.out,
+        args.redo,
+    )?);
+    eprintln!(
+        "{} trajectories to replay, {} already replayed; {} at once",
+        replay.pending.len(),
+        replay.jobs.len() - replay.pending.len(),
+        config.run.concurrency
+    );
+    let outcomes = batch::run_shown(
+        replay
+            .pending
+            .iter()
+            .map(|&index| (replay.jobs[index].name.clone(), index))
+            .collect(),
+        config.run.concurrency,
+        COUNTS,
+        |index| replay.clone().replay_local(index),
+        ended,
+    )?;
+    let report = replay.finish(&outcomes)?;
     let table = report.table();
-    write("table.md", &table)?;
     print!("{table}");
-    Ok(match report.total.failed {
-        0 => ExitCode::SUCCESS,
-        _ => ExitCode::FAILURE,
-    })
+    Ok(batch::exit_code(report.total.failed))
+}
+
+/// How a trajectory's end is shown: its step counts and patch, counted as an equal patch,
+/// as diverging or as failed.
+fn ended(result: &Result<TrajectoryReport, String>) -> Ended {
+    let report = match result {
+        Ok(report) => report,
+        Err(error) => return Ended::failed(error, 2),
+    };
+    if let Some(error) = &report.error {
+        return Ended::failed(&format!("not replayed: {error}"), 2);
+    }
+    let steps = &report.agreement;
+    let patch_equal = report.patch.as_ref().map(|patch| patch.equal);
+    Ended {
+        line: format!(
+            "{} steps, {} agree, {} diverge, {} not replayable; patch {}",
+            steps.steps,
+            steps.agree,
+            steps.diverge,
+            steps.not_replayable,
+            match patch_equal {
+                Some(true) => "equal",
+                Some(false) => "differs",
+                None => "not recorded",
+            }
+        ),
+        count: match (patch_equal, steps.diverge) {
+            (_, 1..) => Some(1),
+            (Some(true), 0) => Some(0),
+            _ => None,
+        },
+        cost: 0.0,
+    }
 }

@@ -1,9 +1,15 @@
 //! `swerve replay` end to end: trajectories recorded on the bundled tasks replay with every
 //! patch byte for byte and every step agreeing, the report is the same on a second run, a
 //! planted environment difference is caught at the step that first sees it, and the shared
-//! foreign samples (mini-swe-agent, SWE-agent, R2E-Gym, OpenHands) replay step by step.
+//! foreign samples (mini-swe-agent, SWE-agent, R2E-Gym, OpenHands) replay step by step. At a
+//! dataset's scale: the report does not depend on how many trajectories replay at once, an
+//! interrupted replay resumes with only the trajectories it lacks (and refuses to resume with
+//! settings or tasks that change results), and a file that cannot be read fails alone.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::SystemTime;
 
 use crate::common::{RunArgs, examples, json_lines, root, sh, succeeded, swerve};
 use serde_json::Value;
@@ -22,16 +28,51 @@ fn record(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-/// `swerve replay FILES --tasks TASKS --out OUT`, succeeded; returns `report.json`.
-fn replay(cache: &Path, files: &[PathBuf], tasks: &Path, out: &Path, extra: &[&str]) -> Value {
+/// `swerve replay FILES --tasks TASKS --out OUT EXTRA…`, whatever its outcome.
+fn replay_output(
+    cache: &Path,
+    files: &[PathBuf],
+    tasks: &Path,
+    out: &Path,
+    extra: &[&str],
+) -> Output {
     let mut args = vec!["replay".to_owned()];
     args.extend(files.iter().map(|file| file.display().to_string()));
     args.extend(["--tasks".to_owned(), tasks.display().to_string()]);
     args.extend(["--out".to_owned(), out.display().to_string()]);
     args.extend(extra.iter().map(|arg| (*arg).to_owned()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    succeeded(&swerve(cache, &args));
+    swerve(cache, &args)
+}
+
+/// `swerve replay FILES --tasks TASKS --out OUT EXTRA…`, succeeded; returns `report.json`.
+fn replay(cache: &Path, files: &[PathBuf], tasks: &Path, out: &Path, extra: &[&str]) -> Value {
+    succeeded(&replay_output(cache, files, tasks, out, extra));
     serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap()
+}
+
+/// The recorded trajectories whose replay is the same every time: those of the Python tasks
+/// (`cargo test` prints its parallel tests in the order they end).
+fn deterministic(files: Vec<PathBuf>) -> Vec<PathBuf> {
+    files
+        .into_iter()
+        .filter(|file| {
+            let name = file.file_name().unwrap().to_string_lossy();
+            !name.contains("spans-1") && !name.contains("wrapline-1")
+        })
+        .collect()
+}
+
+/// The modification time of every file in `dir`, by name.
+fn mtimes(dir: &Path) -> BTreeMap<String, SystemTime> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            (name, entry.metadata().unwrap().modified().unwrap())
+        })
+        .collect()
 }
 
 #[test]
@@ -334,4 +375,209 @@ fn a_replay_records_the_same_world_data_and_grade_as_the_live_run() {
             "{kind} samples differ"
         );
     }
+}
+
+#[test]
+fn the_report_does_not_depend_on_how_many_trajectories_replay_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = deterministic(record(dir.path()));
+    assert!(files.len() >= 4, "{files:?}");
+    let (one, three) = (dir.path().join("one"), dir.path().join("three"));
+    replay(
+        dir.path(),
+        &files,
+        &examples(),
+        &one,
+        &["--concurrency", "1"],
+    );
+    let report = replay(
+        dir.path(),
+        &files,
+        &examples(),
+        &three,
+        &["--concurrency", "3"],
+    );
+    for name in ["report.json", "table.md"] {
+        let read = |out: &Path| std::fs::read_to_string(out.join(name)).unwrap();
+        assert_eq!(read(&one), read(&three), "{name}");
+    }
+    // In the order given, not the order they ended in.
+    let ids: Vec<&str> = report["trajectories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|trajectory| trajectory["id"].as_str().unwrap())
+        .collect();
+    let given: Vec<String> = files
+        .iter()
+        .map(|file| file.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(ids, given);
+    // Each trajectory's result is kept beside its replayed trajectory.
+    assert_eq!(mtimes(&three.join("results")).len(), files.len());
+    assert_eq!(mtimes(&three.join("trajectories")).len(), files.len());
+}
+
+#[test]
+fn an_interrupted_replay_resumes_with_only_the_trajectories_it_lacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = deterministic(record(dir.path()));
+    let fresh = dir.path().join("fresh");
+    replay(
+        dir.path(),
+        &files,
+        &examples(),
+        &fresh,
+        &["--concurrency", "3"],
+    );
+
+    // What a replay killed after three trajectories leaves: their results, and a fourth
+    // trajectory written but not its result (killed in between).
+    let out = dir.path().join("out");
+    replay(dir.path(), &files[..4], &examples(), &out, &[]);
+    let name = |file: &PathBuf| file.file_stem().unwrap().to_string_lossy().into_owned();
+    std::fs::remove_file(out.join(format!("results/{}.json", name(&files[3])))).unwrap();
+    let results_before = mtimes(&out.join("results"));
+    let trajectories_before = mtimes(&out.join("trajectories"));
+    assert_eq!(results_before.len(), 3);
+
+    // Resuming with settings that change results is refused, naming them, before anything
+    // is replayed.
+    let refused = replay_output(dir.path(), &files, &examples(), &out, &["--grade"]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("different settings (run.eval)"), "{stderr}");
+    assert!(stderr.contains("--redo"), "{stderr}");
+    swerve_testing::assert_cmd_snapshot!("error_resume_with_other_settings", refused);
+    // So is resuming against another row of a replayed trajectory's task.
+    let replayed: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join(format!("results/{}.json", name(&files[0])))).unwrap(),
+    )
+    .unwrap();
+    let instance_id = replayed["report"]["instance_id"].as_str().unwrap();
+    let rows: String = std::fs::read_to_string(examples())
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let mut row: Value = serde_json::from_str(line).unwrap();
+            if row["instance_id"] == instance_id {
+                row["problem_statement"] = "another statement".into();
+            }
+            format!("{row}\n")
+        })
+        .collect();
+    let tasks = dir.path().join("other-tasks.jsonl");
+    std::fs::write(&tasks, rows).unwrap();
+    let refused = replay_output(dir.path(), &files, &tasks, &out, &[]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains(&format!("another row of task \"{instance_id}\"")),
+        "{stderr}"
+    );
+    assert_eq!(mtimes(&out.join("results")), results_before);
+
+    // The same command resumes: only the trajectories without a result replay.
+    let resumed = replay_output(
+        dir.path(),
+        &files,
+        &examples(),
+        &out,
+        &["--concurrency", "2"],
+    );
+    succeeded(&resumed);
+    let stderr = String::from_utf8_lossy(&resumed.stderr);
+    let pending = files.len() - 3;
+    assert!(
+        stderr.contains(&format!(
+            "{pending} trajectories to replay, 3 already replayed"
+        )),
+        "{stderr}"
+    );
+    for file in &files[..3] {
+        assert!(
+            !stderr.contains(&name(file)),
+            "{} replayed again: {stderr}",
+            name(file)
+        );
+    }
+    for file in &files[3..] {
+        assert!(
+            stderr.contains(&name(file)),
+            "{} not replayed: {stderr}",
+            name(file)
+        );
+    }
+    let results_after = mtimes(&out.join("results"));
+    let trajectories_after = mtimes(&out.join("trajectories"));
+    assert_eq!(results_after.len(), files.len());
+    for file in &files[..3] {
+        let result = format!("{}.json", name(file));
+        assert_eq!(results_after[&result], results_before[&result], "{result}");
+        let trajectory = format!("{}.jsonl", name(file));
+        assert_eq!(
+            trajectories_after[&trajectory], trajectories_before[&trajectory],
+            "{trajectory}"
+        );
+    }
+    let cut = format!("{}.jsonl", name(&files[3]));
+    assert_ne!(trajectories_after[&cut], trajectories_before[&cut]);
+
+    // The report covers them all, as the uninterrupted replay's does.
+    for name in ["report.json", "table.md"] {
+        let read = |out: &Path| std::fs::read_to_string(out.join(name)).unwrap();
+        assert_eq!(read(&out), read(&fresh), "{name}");
+    }
+    let steps = |out: &Path| {
+        let throughput: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("throughput.json")).unwrap())
+                .unwrap();
+        throughput["steps"].clone()
+    };
+    assert_eq!(steps(&out), steps(&fresh));
+
+    // Once everything is replayed, a rerun replays nothing.
+    let again = replay_output(dir.path(), &files, &examples(), &out, &[]);
+    succeeded(&again);
+    assert!(String::from_utf8_lossy(&again.stderr).contains(&format!(
+        "0 trajectories to replay, {} already replayed",
+        files.len()
+    )));
+    assert_eq!(mtimes(&out.join("results")), results_after);
+}
+
+#[test]
+fn a_file_that_cannot_be_read_fails_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage.traj.json");
+    std::fs::write(&garbage, "not a trajectory").unwrap();
+    let out = dir.path().join("out");
+    let output = replay_output(
+        dir.path(),
+        &[
+            garbage.clone(),
+            sample("swe-agent.pydicom__pydicom-1458.traj"),
+        ],
+        &examples(),
+        &out,
+        &[],
+    );
+    assert!(!output.status.success());
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["total"]["trajectories"], 2, "{report:#}");
+    assert_eq!(report["total"]["failed"], 2, "{report:#}");
+    let errors: Vec<&str> = report["trajectories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|trajectory| trajectory["error"].as_str().unwrap())
+        .collect();
+    assert!(
+        errors[0].starts_with(&format!("cannot read {}", garbage.display())),
+        "{errors:?}"
+    );
+    assert!(errors[1].contains("no task"), "{errors:?}");
+    // Failures keep no result: the next replay tries them again.
+    assert!(mtimes(&out.join("results")).is_empty());
 }
