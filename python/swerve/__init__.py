@@ -44,6 +44,8 @@ _swerve.set_init_command(
 
 __all__ = [
     "AsyncEnv",
+    "EVALUATORS",
+    "EXPORT_FORMATS",
     "Env",
     "Evaluation",
     "Step",
@@ -58,6 +60,14 @@ __all__ = [
     "replay_turns",
     "run",
 ]
+
+EXPORT_FORMATS = _swerve.EXPORT_FORMATS
+"""The trainer formats :func:`export` writes (``swerve data export --format``), from swerve's
+own list."""
+
+EVALUATORS = _swerve.EVALUATORS
+"""How patches can be graded (``run.evaluator``, ``swerve run --eval``), from swerve's own
+list."""
 
 PathLike = Union[str, "os.PathLike[str]"]
 Settings = Union[Mapping[str, Any], Iterable[str]]
@@ -435,9 +445,9 @@ def export(
     presets: Sequence[str] = (),
     set: Optional[Settings] = None,
 ) -> Iterator[Dict[str, Any]]:
-    """The trainer rows (``skyrl``, ``verl``, ``trl``, ``messages``, ``llamafactory``) of a
-    run directory's trajectories or of trajectory files, as ``swerve data export`` writes
-    them (docs/training.md): rewarded with ``[reward]``, trajectories with no reward (infra
+    """The trainer rows (``format``: one of :data:`EXPORT_FORMATS`) of a run directory's
+    trajectories or of trajectory files, as ``swerve data export`` writes them
+    (docs/training.md): rewarded with ``[reward]``, trajectories with no reward (infra
     failures) left out with a warning. ``tokenizer`` re-tokenizes steps without captured
     ids (``--retokenize``)."""
     read = json.loads(

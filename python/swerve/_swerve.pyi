@@ -1,10 +1,13 @@
 """Type stubs of the compiled binding (crates/swerve-python). Values cross as JSON text;
 `swerve` (the package) is the API over them."""
 
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 class SwerveError(Exception):
     """An error of swerve: its message is the one the command line prints."""
+
+EXPORT_FORMATS: Tuple[str, ...]
+EVALUATORS: Tuple[str, ...]
 
 def set_init_command(program: str, args: List[str]) -> bool: ...
 def load_tasks(path: str) -> List[str]: ...

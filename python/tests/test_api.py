@@ -284,3 +284,25 @@ def test_run_writes_the_run_directory_of_swerve_run(cli, tmp_path):
     refused = cli("run", "--tasks", TASKS, "--model", "replay", "--demos", DEMOS, "--eval", "--out", tmp_path / "py", "--max-steps", "3", *ids)
     assert error_of(refused) == f"error: {raised.value}"
     assert "different settings (agent)" in str(raised.value)
+
+
+def _possible_values(refused) -> list:
+    """The values clap lists when it refuses one: `[possible values: a, b, …]`."""
+    import re
+
+    listed = re.search(r"\[possible values: ([^\]]*)\]", refused.stderr)
+    assert refused.returncode != 0 and listed, refused.stderr
+    return listed.group(1).split(", ")
+
+
+def test_the_registries_are_the_names_the_command_line_takes(cli, tmp_path):
+    """`swerve.EXPORT_FORMATS` and `swerve.EVALUATORS` come from the Rust lists the command
+    line parses with: the same names, in the same order; an unknown format names them."""
+    out = tmp_path / "rows.jsonl"
+    export = cli("data", "export", "--format", "nonesuch", "--out", out, "trajectory.jsonl")
+    assert _possible_values(export) == list(swerve.EXPORT_FORMATS)
+    run = cli("run", "--tasks", TASKS, "--out", tmp_path / "run", "--eval", "nonesuch")
+    assert _possible_values(run) == list(swerve.EVALUATORS)
+    with pytest.raises(swerve.SwerveError) as raised:
+        swerve.export("nonesuch", files=["trajectory.jsonl"])
+    assert str(raised.value).endswith("choose one of " + ", ".join(swerve.EXPORT_FORMATS))

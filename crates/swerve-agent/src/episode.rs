@@ -31,8 +31,8 @@ use swerve_tools::{ToolResult, Toolbox};
 
 use swerve_chat::{ChatModel, RenderOptions};
 
+use crate::agile::{ContextPolicy, ReasoningConfig, recall};
 use crate::prompt::{PromptContext, PromptError, Prompts};
-use crate::reasoning::{ContextPolicy, ReasoningConfig, recall};
 use crate::reply::{self, Rejection};
 
 /// Limits and behaviour of the loop. Every limit is optional except the step count.

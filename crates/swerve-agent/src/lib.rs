@@ -1,5 +1,5 @@
 //! The agent: what the model is told ([`prompt`]), how its replies are read (`reply`,
-//! with SWE-AGILE's reasoning structure and context policies in [`reasoning`]) and the loop
+//! with SWE-AGILE's reasoning structure and context policies in [`agile`]) and the loop
 //! that drives it through a task, one tool call per step, recording a trajectory as it goes
 //! ([`episode`]). [`backfill`] has a teacher model write SWE-AGILE reasoning and digests
 //! into existing trajectories.
@@ -7,8 +7,8 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod agile;
 pub mod backfill;
 pub mod episode;
 pub mod prompt;
-pub mod reasoning;
 mod reply;

@@ -11,7 +11,7 @@ use swerve_tools::formats::{
     ToolFormat,
 };
 
-use crate::reasoning::{ErrorPolicy, ReasoningConfig, structure};
+use crate::agile::{ErrorPolicy, ReasoningConfig, structure};
 
 /// A reply, read.
 #[derive(Debug)]

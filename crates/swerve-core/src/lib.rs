@@ -8,6 +8,7 @@
 //! owner ([`owner`]). Besides data: the [`tokens::TokenCounter`] seam, recorded solutions
 //! ([`demonstration`]) and the seeded draw ([`seeded`]) every reproducible choice uses.
 //! Errors across swerve put their next step on a `hint:` line of its own ([`hint`]).
+//! Closed sets of named choices are listed once ([`registry`]).
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -18,6 +19,7 @@ pub mod exec;
 pub mod hint;
 pub mod json_kind;
 pub mod owner;
+pub mod registry;
 pub mod seeded;
 pub mod task;
 pub mod tokens;

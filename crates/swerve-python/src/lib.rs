@@ -16,7 +16,9 @@ use anyhow::{Context, Result};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 use serde_json::Value;
+use swerve_core::registry::Registry;
 use swerve_core::{Task, ToolCall};
 use swerve_rollout::config::{Config, Sources};
 use swerve_rollout::gym::{Action, GymEnv, Reply};
@@ -163,16 +165,7 @@ fn export(
     use swerve_train::export::exporter::{Exporter, Format, Options};
     detached(py, || {
         let config = config(config_file, presets, sets)?;
-        let format = match format.as_str() {
-            "skyrl" => Format::Skyrl,
-            "verl" => Format::Verl,
-            "trl" => Format::Trl,
-            "messages" => Format::Messages,
-            "llamafactory" => Format::Llamafactory,
-            other => anyhow::bail!(
-                "unknown export format {other:?}: choose skyrl, verl, trl, messages or llamafactory"
-            ),
-        };
+        let format = Format::parse(&format)?;
         let model = tokenizer
             .map(|dir| swerve_train::agile::tokens::load_model(&dir, chat_template.as_deref()))
             .transpose()?;
@@ -464,10 +457,20 @@ fn set_init_command(program: PathBuf, args: Vec<String>) -> bool {
     swerve_sandbox::set_init_command(program, args.into_iter().map(Into::into).collect())
 }
 
-/// The module `swerve._swerve`.
+/// The module `swerve._swerve`: its functions, and the names `export` and `run.evaluator`
+/// take (`EXPORT_FORMATS`, `EVALUATORS`), from the Rust lists.
 #[pymodule]
 fn _swerve(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("SwerveError", module.py().get_type::<SwerveError>())?;
+    let names = |names: Vec<&'static str>| PyTuple::new(module.py(), names);
+    module.add(
+        "EXPORT_FORMATS",
+        names(swerve_train::export::exporter::Format::names())?,
+    )?;
+    module.add(
+        "EVALUATORS",
+        names(swerve_rollout::config::EvaluatorKind::names())?,
+    )?;
     module.add_function(wrap_pyfunction!(load_tasks, module)?)?;
     module.add_function(wrap_pyfunction!(resolve_config, module)?)?;
     module.add_function(wrap_pyfunction!(read_trajectory, module)?)?;

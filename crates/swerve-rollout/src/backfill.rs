@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use swerve_agent::agile::WindowPolicy;
 use swerve_agent::backfill::{Spent, Stop, Teacher};
-use swerve_agent::reasoning::WindowPolicy;
 use swerve_core::atomic::write_json_atomically;
 use swerve_core::trajectory::import::load_all;
 use swerve_core::trajectory::{Trajectory, read_trajectory, write_trajectory};
@@ -24,14 +24,32 @@ use swerve_tools::formats::ToolFormat;
 use crate::config::Config;
 use crate::models;
 
-/// Settings whose change would make an output directory mix trajectories of two set-ups.
-pub const RESULT_KEYS: &[&str] = &[
-    "backfill.teacher.name",
-    "backfill.teacher.sampling",
-    "backfill.teacher.extra_body",
-    "backfill.window",
-    "backfill.seed",
-    "run.format",
+/// Settings a backfill's output directory may resume with changed, besides those of every
+/// command ([`crate::run_dir::OPERATIONAL_KEYS`], models' endpoints): a backfill reads
+/// `[backfill]`, `run.format` and `[tools]` (which the format is checked against) and
+/// nothing else listed here. Any other setting, a section added later included, changes
+/// results, and resuming with it changed is refused.
+pub const NON_RESULT_KEYS: &[&str] = &[
+    // How many trajectories are backfilled at once.
+    "backfill.concurrency",
+    // `swerve run`'s agent, model, sandbox, grading and world: a backfill reads the
+    // trajectories they made, not these settings.
+    "agent",
+    "prompts",
+    "patch",
+    "model",
+    "sandbox",
+    "reward",
+    "world",
+    "edit",
+    "run.samples",
+    "run.concurrency",
+    "run.demos",
+    "run.eval",
+    "run.evaluator",
+    "run.recipes",
+    "run.tokenizer",
+    "run.env",
 ];
 
 /// What every job of one invocation shares.

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
+use swerve_agent::agile::Window;
 use swerve_agent::episode::{Agent, EpisodeEnd};
 use swerve_agent::prompt::Prompts;
-use swerve_agent::reasoning::Window;
 use swerve_chat::ChatModel;
 use swerve_core::Task;
 use swerve_core::trajectory::{

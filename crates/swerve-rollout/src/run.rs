@@ -1,10 +1,11 @@
 //! A whole run: the rollouts of every selected task, `run.samples` each, in one run
 //! directory (`trajectories/`, `logs/`, `eval-logs/`, `preds.jsonl`, `summary.json`,
 //! `config.toml`), resumable. [`Run::prepare`] checks the settings, lays out the directory
-//! (refusing to resume with settings that change results, [`RESULT_KEYS`]) and lists the
-//! rollouts still to run; a front end runs them its own way (here, [`Run::run_local`] one at a
-//! time, or on a cluster) and hands the results to [`Run::finish`] for the summary. [`run`]
-//! does all of it on this machine, telling an [`Observer`] as rollouts start and end.
+//! (refusing to resume with settings that change results: all but [`NON_RESULT_KEYS`] and
+//! those of every command) and lists the rollouts still to run; a front end runs them its
+//! own way (here, [`Run::run_local`] one at a time, or on a cluster) and hands the results
+//! to [`Run::finish`] for the summary. [`run`] does all of it on this machine, telling an
+//! [`Observer`] as rollouts start and end.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -21,52 +22,24 @@ use crate::rollout::{Rollout, RunContext};
 use crate::summary::{Failure, Summary, summarize};
 use crate::{open, reward, run_dir};
 
-/// Settings whose change would make a run directory mix rollouts of different set-ups.
-pub const RESULT_KEYS: &[&str] = &[
-    "agent",
-    "prompts",
-    "tools",
-    "patch",
-    "run.format",
-    "run.demos",
-    "run.eval",
-    "run.evaluator",
-    "run.recipes",
-    "run.tokenizer",
-    "run.env",
-    // Every world setting but where samples are recorded (`world.record`), and the models'
-    // endpoints, timeouts and retries, as for `model`.
-    "world.transition_model.name",
-    "world.transition_model.path",
-    "world.transition_model.sampling",
-    "world.transition_model.extra_body",
-    "world.reward_model.name",
-    "world.reward_model.path",
-    "world.reward_model.sampling",
-    "world.reward_model.extra_body",
-    "world.analysis_model.name",
-    "world.analysis_model.path",
-    "world.analysis_model.sampling",
-    "world.analysis_model.extra_body",
-    "world.analysis",
-    "world.router",
-    "world.context",
-    "world.prompts",
-    "world.swt",
-    "world.swr",
-    "edit.commands",
-    "edit.matching",
-    "edit.format",
-    "edit.viewer.name",
-    "edit.viewer.sampling",
-    "edit.editor.name",
-    "edit.editor.sampling",
-    "model.name",
-    "model.path",
-    "model.mode",
-    "model.sampling",
-    "model.extra_body",
-    "reward",
+/// Settings a run directory may resume with changed, besides those of every command
+/// ([`run_dir::OPERATIONAL_KEYS`], models' endpoints): any other setting, a section added
+/// later included, changes results, and resuming with it changed is refused.
+pub const NON_RESULT_KEYS: &[&str] = &[
+    // How many rollouts run at once.
+    "run.concurrency",
+    // Rollouts per task: more adds rollouts, fewer leaves some out; none changes.
+    "run.samples",
+    // Where world-model training data is recorded: a by-product of the rollouts.
+    "world.record",
+    // `swerve data world --reasoning`'s teacher, not read by a run.
+    "world.cot",
+    // `swerve data backfill`'s teacher and settings, not read by a run.
+    "backfill",
+    // edit-bench's judge, instruction writer and embedder, not read by a run.
+    "edit.judge",
+    "edit.writer",
+    "edit.embedder",
 ];
 
 /// A run ready to go: its shared context, its rollouts and which of them are still to run.
@@ -105,7 +78,7 @@ impl Run {
             &["trajectories", "logs"],
             config,
             redo,
-            RESULT_KEYS,
+            NON_RESULT_KEYS,
             "run every rollout again",
         )?;
         let rollouts: Vec<Rollout> = tasks
@@ -199,4 +172,69 @@ pub fn run(
         observer,
     )?;
     run.finish(&results, started)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backfill;
+
+    /// [`run_dir::prepare`] of `config` in `out` with `non_result_keys`: the refusal's text, if any.
+    fn refusal(out: &Path, config: &Config, non_result_keys: &[&str]) -> Option<String> {
+        run_dir::prepare(out, &[], config, false, non_result_keys, "start over")
+            .err()
+            .map(|error| error.to_string())
+    }
+
+    #[test]
+    fn resuming_refuses_any_changed_setting_but_the_declared_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("run");
+        let first = Config::default();
+        assert_eq!(refusal(&out, &first, NON_RESULT_KEYS), None);
+
+        let mut operational = first.clone();
+        operational.run.concurrency += 3;
+        operational.model.base_url = "http://elsewhere:8000/v1".into();
+        operational.model.max_retries += 1;
+        operational.backfill.window = "3".parse().unwrap();
+        assert_eq!(refusal(&out, &operational, NON_RESULT_KEYS), None);
+
+        let mut changed = first.clone();
+        changed.agent.max_steps += 1;
+        changed.model.model = "another-model".into();
+        let refused = refusal(&out, &changed, NON_RESULT_KEYS).unwrap();
+        assert!(
+            refused.contains("different settings (agent.max_steps, model.name)"),
+            "{refused}"
+        );
+        // A backfill reads neither.
+        let backfill_out = dir.path().join("backfill");
+        assert_eq!(
+            refusal(&backfill_out, &first, backfill::NON_RESULT_KEYS),
+            None
+        );
+        assert_eq!(
+            refusal(&backfill_out, &changed, backfill::NON_RESULT_KEYS),
+            None
+        );
+    }
+
+    #[test]
+    fn a_section_no_list_names_changes_results() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config::default();
+        let saved = format!(
+            "{}\n[new_method]\nstrength = 2\n",
+            config.to_toml().unwrap()
+        );
+        std::fs::write(dir.path().join("config.toml"), saved).unwrap();
+        for non_result_keys in [NON_RESULT_KEYS, backfill::NON_RESULT_KEYS] {
+            let refused = refusal(dir.path(), &config, non_result_keys).unwrap();
+            assert!(
+                refused.contains("different settings (new_method)"),
+                "{refused}"
+            );
+        }
+    }
 }

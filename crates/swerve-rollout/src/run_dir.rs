@@ -20,16 +20,65 @@ use swerve_world::swr::grader::EVALUATOR;
 
 use crate::config::Config;
 
+/// Settings that never change what a command produces, only where and how fast it runs
+/// or how its models are reached: every output directory may resume with them changed.
+/// Each command adds the settings it does not read ([`prepare`]'s `non_result_keys`).
+/// Any other setting, a section added later included, must be what the directory was
+/// started with.
+pub const OPERATIONAL_KEYS: &[&str] = &[
+    // Where base repositories and workspace layers are cached.
+    "cache_dir",
+    // Where the task repositories are found: the tasks pin their commits.
+    "repos_dir",
+    "repos",
+    // How workspaces are layered over their base: the same files either way.
+    "workspace",
+    // Where task images come from (store, mirrors, credentials), not what they hold.
+    "images",
+    // Here or on a Ray cluster (docs/cluster.md).
+    "cluster",
+    // `swerve serve`'s address, limits and directories.
+    "serve",
+    // Prices: what a run is said to cost.
+    "run.prices",
+];
+
+/// The sections describing a model: their [`ENDPOINT_FIELDS`] never change results.
+pub const MODEL_SECTIONS: &[&str] = &[
+    "model",
+    "backfill.teacher",
+    "world.transition_model",
+    "world.reward_model",
+    "world.analysis_model",
+    "edit.viewer",
+    "edit.editor",
+    "edit.judge",
+    "edit.writer",
+    "edit.embedder",
+];
+
+/// How a model is reached and how patiently: the same model answers either way.
+pub const ENDPOINT_FIELDS: &[&str] = &[
+    "base_url",
+    "api_key_env",
+    "ca_cert",
+    "timeout_secs",
+    "max_retries",
+    "backoff_base_secs",
+    "backoff_max_secs",
+];
+
 /// Creates `out` and its `subdirs`, and writes `config` to `out/config.toml` after
-/// checking that the settings at the dotted `result_keys` are those of the configuration
-/// already there, unless `redo` starts the directory over; `redo_what` says what `--redo`
-/// does, for the refusal.
+/// checking that every setting but [`OPERATIONAL_KEYS`], models' [`ENDPOINT_FIELDS`] and
+/// the command's `non_result_keys` (dotted keys, each covering what is under it) is what
+/// the configuration already there says, unless `redo` starts the directory over;
+/// `redo_what` says what `--redo` does, for the refusal.
 pub fn prepare(
     out: &Path,
     subdirs: &[&str],
     config: &Config,
     redo: bool,
-    result_keys: &[&str],
+    non_result_keys: &[&str],
     redo_what: &str,
 ) -> Result<()> {
     for dir in subdirs.iter().map(|subdir| out.join(subdir)) {
@@ -43,11 +92,7 @@ pub fn prepare(
             .parse()
             .with_context(|| format!("{}: not a configuration file", path.display()))?;
         let current: toml::Table = text.parse()?;
-        let changed: Vec<&str> = result_keys
-            .iter()
-            .copied()
-            .filter(|key| lookup(&saved, key) != lookup(&current, key))
-            .collect();
+        let changed = changed_settings(&saved, &current, non_result_keys);
         if !changed.is_empty() {
             return Err(anyhow::anyhow!(
                 "{} was run with different settings ({}); resuming would mix two set-ups in one \
@@ -59,6 +104,61 @@ pub fn prepare(
     }
     write_atomically(&path, |file| file.write_all(text.as_bytes()))
         .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The dotted keys of the settings that differ between `saved` and `current` (set in one
+/// and not the other included), leaving out [`OPERATIONAL_KEYS`], models'
+/// [`ENDPOINT_FIELDS`], `non_result_keys` and what is under them.
+fn changed_settings(
+    saved: &toml::Table,
+    current: &toml::Table,
+    non_result_keys: &[&str],
+) -> Vec<String> {
+    let mut changed = Vec::new();
+    differing_keys(saved, current, "", non_result_keys, &mut changed);
+    changed
+}
+
+/// Adds to `changed` the keys under `prefix` (dotted, empty at the top) whose values
+/// differ between `saved` and `current`, going into tables both have.
+fn differing_keys(
+    saved: &toml::Table,
+    current: &toml::Table,
+    prefix: &str,
+    non_result_keys: &[&str],
+    changed: &mut Vec<String>,
+) {
+    let keys: std::collections::BTreeSet<&String> = saved.keys().chain(current.keys()).collect();
+    for key in keys {
+        let path = if prefix.is_empty() {
+            key.clone()
+        } else {
+            format!("{prefix}.{key}")
+        };
+        if !changes_results(&path, non_result_keys) {
+            continue;
+        }
+        match (saved.get(key), current.get(key)) {
+            (Some(toml::Value::Table(saved)), Some(toml::Value::Table(current))) => {
+                differing_keys(saved, current, &path, non_result_keys, changed);
+            }
+            (saved, current) if saved != current => changed.push(path),
+            _ => {}
+        }
+    }
+}
+
+/// Whether the setting at dotted `path` may change results: it is not (under) one of
+/// [`OPERATIONAL_KEYS`] or `non_result_keys`, nor a model's endpoint field.
+fn changes_results(path: &str, non_result_keys: &[&str]) -> bool {
+    let covers = |key: &&str| {
+        path.strip_prefix(key)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+    };
+    let endpoint = path.rsplit_once('.').is_some_and(|(section, field)| {
+        MODEL_SECTIONS.contains(&section) && ENDPOINT_FIELDS.contains(&field)
+    });
+    !(endpoint || OPERATIONAL_KEYS.iter().chain(non_result_keys).any(covers))
 }
 
 /// The trajectory files to read: `run`'s `trajectories/*.jsonl` (sorted) and `files`.
@@ -182,14 +282,4 @@ pub fn read_candidates(runs: &[PathBuf]) -> Result<Candidates> {
         })
         .collect();
     Ok(Candidates { tasks, unfinished })
-}
-
-/// The value at dotted `key` in `table`.
-fn lookup<'a>(table: &'a toml::Table, key: &str) -> Option<&'a toml::Value> {
-    let mut parts = key.split('.');
-    let mut value = table.get(parts.next()?)?;
-    for part in parts {
-        value = value.as_table()?.get(part)?;
-    }
-    Some(value)
 }

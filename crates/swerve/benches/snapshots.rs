@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use swerve_agent::reasoning::{ContextPolicy, SendReasoning, Window};
+use swerve_agent::agile::{ContextPolicy, SendReasoning, Window};
 use swerve_core::ToolCall;
 use swerve_core::trajectory::turn::content;
 use swerve_core::trajectory::{

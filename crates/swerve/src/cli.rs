@@ -2,8 +2,11 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use swerve_agent::reasoning::WindowPolicy;
+use swerve_agent::agile::WindowPolicy;
+use swerve_core::registry::Registry;
+use swerve_train::export::exporter::Format;
 use swerve_train::tts::SelectBy;
 
 use swerve_rollout::config::EvaluatorKind;
@@ -60,22 +63,16 @@ pub enum IsolationArg {
     None,
 }
 
-/// `--evaluator`, `--eval`: [`EvaluatorKind`] as the command line writes it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum EvaluatorArg {
-    /// Run the tests, by SWE-bench's rules.
-    Tests,
-    /// Ask SWE-World's reward model (SWR): M votes, the score their mean.
-    Swr,
-}
-
-impl From<EvaluatorArg> for EvaluatorKind {
-    fn from(arg: EvaluatorArg) -> EvaluatorKind {
-        match arg {
-            EvaluatorArg::Tests => EvaluatorKind::Tests,
-            EvaluatorArg::Swr => EvaluatorKind::Swr,
-        }
-    }
+/// The values of an option taking a [`Registry`]'s names: clap's possible values, so
+/// `--help` lists each with its description and an error for any other value names them
+/// all, parsed to the member.
+fn registry<T: Registry + Send + Sync>() -> impl TypedValueParser<Value = T> {
+    PossibleValuesParser::new(
+        T::ALL
+            .iter()
+            .map(|member| PossibleValue::new(member.name()).help(member.description())),
+    )
+    .try_map(|name| T::parse(&name))
 }
 
 /// `--by`: [`SelectBy`] as the command line writes it.
@@ -452,10 +449,10 @@ pub struct EvalArgs {
     /// Do not reuse cached results.
     #[arg(long)]
     pub no_cache: bool,
-    /// `tests` runs the tests by SWE-bench's rules; `swr` asks SWE-World's reward model
-    /// ([world.reward_model]) instead, running nothing (docs/world.md).
-    #[arg(long, value_enum, default_value_t = EvaluatorArg::Tests, conflicts_with = "regrade")]
-    pub evaluator: EvaluatorArg,
+    /// How the patches are graded; SWE-World's reward model ([world.reward_model]) runs
+    /// nothing (docs/world.md).
+    #[arg(long, value_parser = registry::<EvaluatorKind>(), default_value = EvaluatorKind::default().name(), conflicts_with = "regrade")]
+    pub evaluator: EvaluatorKind,
     /// Grade on the Ray cluster at ADDRESS (HOST:PORT, ray://HOST:10001 or auto)
     /// [cluster.backend = "ray", cluster.address] (docs/cluster.md).
     #[arg(long, value_name = "ADDRESS", conflicts_with = "regrade")]
@@ -520,11 +517,10 @@ pub struct RunArgs {
     /// Model calls per rollout at most [agent.max_steps].
     #[arg(long, value_name = "N")]
     pub max_steps: Option<u32>,
-    /// Grade each rollout's patch as it ends; the report and reward go into its trajectory
-    /// [run.eval]. `tests` (the default) runs the tests by SWE-bench's rules, `swr` asks
-    /// SWE-World's reward model [run.evaluator].
-    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "tests", value_name = "tests|swr")]
-    pub eval: Option<EvaluatorArg>,
+    /// Grade each rollout's patch as it ends, by EVALUATOR (by default the tests); the
+    /// report and reward go into its trajectory [run.eval, run.evaluator].
+    #[arg(long, value_parser = registry::<EvaluatorKind>(), num_args = 0..=1, default_missing_value = EvaluatorKind::default().name(), value_name = "EVALUATOR")]
+    pub eval: Option<EvaluatorKind>,
     /// Record world-model training data in DIR: each command the router would simulate
     /// with what it really printed, each graded patch with its real grade
     /// [world.record.dir].
@@ -568,15 +564,7 @@ impl RunArgs {
             ("cluster.address", self.ray.as_deref().map(quoted)),
             ("agent.max_steps", self.max_steps.map(|v| v.to_string())),
             ("run.eval", self.eval.map(|_| "true".to_owned())),
-            (
-                "run.evaluator",
-                self.eval.map(|kind| {
-                    quoted(match kind {
-                        EvaluatorArg::Tests => "tests",
-                        EvaluatorArg::Swr => "swr",
-                    })
-                }),
-            ),
+            ("run.evaluator", self.eval.map(|kind| quoted(kind.name()))),
             (
                 "world.record.dir",
                 self.record_world_data.as_ref().map(path),
@@ -863,8 +851,8 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub source: TrajectorySource,
     /// The trainer format.
-    #[arg(long, value_enum)]
-    pub format: ExportFormatArg,
+    #[arg(long, value_parser = registry::<Format>())]
+    pub format: Format,
     /// The JSON-lines file to write.
     #[arg(long, value_name = "FILE")]
     pub out: PathBuf,
@@ -886,22 +874,6 @@ pub struct ExportArgs {
     /// A chat template file to use instead of the model's own.
     #[arg(long, value_name = "FILE", requires = "tokenizer")]
     pub chat_template: Option<PathBuf>,
-}
-
-/// Trainer formats of `swerve data export`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ExportFormatArg {
-    /// SkyRL step-wise generator output, one record per step (token ids).
-    Skyrl,
-    /// verl agent-loop output, one record per trajectory (token ids).
-    Verl,
-    /// TRL prompt/completion, one row per trained step.
-    Trl,
-    /// Whole conversations with per-message loss weights, one row per trajectory.
-    Messages,
-    /// LLaMA-Factory v1 SFT samples: content blocks (text, reasoning, tool_call) and
-    /// per-message loss weights, one row per trajectory.
-    Llamafactory,
 }
 
 /// `swerve data backfill`. Options left out come from the `[backfill]` configuration.

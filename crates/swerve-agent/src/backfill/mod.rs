@@ -29,9 +29,9 @@ use swerve_core::trajectory::{Message, MessagesSent, Step, Timings, Trajectory, 
 use swerve_llm::{Model, ModelError, ModelRequest, ModelResponse};
 use swerve_tools::formats::{ModelOutput, ToolFormat};
 
+use crate::agile::structure::{self, DIGEST_CLOSE, Structured};
+use crate::agile::{ContextPolicy, SendReasoning, Window};
 use crate::episode::result_message;
-use crate::reasoning::structure::{self, DIGEST_CLOSE, Structured};
-use crate::reasoning::{ContextPolicy, SendReasoning, Window};
 use crate::reply::has_call;
 use reply::{Annotation, REASONING_CLOSE};
 

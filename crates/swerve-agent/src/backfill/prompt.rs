@@ -6,7 +6,7 @@
 use swerve_core::trajectory::{Message, Role};
 
 use super::reply::{REASONING_CLOSE, REASONING_OPEN, ReplyError};
-use crate::reasoning::structure::{DIGEST_CLOSE, DIGEST_OPEN};
+use crate::agile::structure::{DIGEST_CLOSE, DIGEST_OPEN};
 
 /// The teacher's instructions.
 const SYSTEM: &str = "\

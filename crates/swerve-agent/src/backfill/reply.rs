@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use crate::reasoning::structure::{DIGEST_CLOSE, DIGEST_OPEN};
+use crate::agile::structure::{DIGEST_CLOSE, DIGEST_OPEN};
 
 /// Opens the reasoning block.
 pub const REASONING_OPEN: &str = "<reasoning>";

@@ -6,12 +6,12 @@
 
 use std::sync::Arc;
 
-use swerve_agent::episode::{Agent, AgentConfig, EpisodeEnd};
-use swerve_agent::prompt::{PromptTemplates, Prompts};
-use swerve_agent::reasoning::structure::{content, inline};
-use swerve_agent::reasoning::{
+use swerve_agent::agile::structure::{content, inline};
+use swerve_agent::agile::{
     ErrorPolicy, OnError, ReasoningConfig, SendReasoning, Window, WindowPolicy,
 };
+use swerve_agent::episode::{Agent, AgentConfig, EpisodeEnd};
+use swerve_agent::prompt::{PromptTemplates, Prompts};
 use swerve_core::trajectory::{
     ChatToolCall, ExitReason, Header, Message, MessagesSent, Outcome, Role, Trajectory,
     TrajectoryWriter, read_trajectory,

@@ -4,9 +4,9 @@
 //! rejected or fails.
 
 use serde_json::json;
+use swerve_agent::agile::structure::{self, Structured};
+use swerve_agent::agile::{ContextPolicy, SendReasoning, Window};
 use swerve_agent::backfill::{Stop, Teacher};
-use swerve_agent::reasoning::structure::{self, Structured};
-use swerve_agent::reasoning::{ContextPolicy, SendReasoning, Window};
 use swerve_core::ToolCall;
 use swerve_core::trajectory::{
     ExitReason, Header, Message, Outcome, Role, Step, TokenCapture, Trajectory, Usage,

@@ -4,6 +4,6 @@
 //! per area; `cargo test -p swerve-agent --test agent <module>::` runs one area.
 
 mod agile_loop;
+mod agile_props;
 mod backfill;
 mod given_calls;
-mod reasoning_props;

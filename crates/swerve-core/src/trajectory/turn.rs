@@ -2,7 +2,7 @@
 //! block in front of the action ([`content`]), kept reasoning in front of the content
 //! ([`inline`]), and the inverse of each ([`strip_inline`], [`action`]).
 //!
-//! The agent writes turns with these functions (`swerve_agent::reasoning::structure`
+//! The agent writes turns with these functions (`swerve_agent::agile::structure`
 //! re-exports them), and [`super::Trajectory::conversation`] reads recorded turns back
 //! with them, so the two can never disagree.
 

@@ -15,9 +15,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
+use swerve_agent::agile::WindowPolicy;
 use swerve_agent::episode::AgentConfig;
 use swerve_agent::prompt::PromptTemplates;
-use swerve_agent::reasoning::WindowPolicy;
+use swerve_core::registry::{Registry, UnknownName};
 use swerve_llm::{HttpModelConfig, PriceTable};
 use swerve_sandbox::{Cache, PatchOptions, RepoMap, SandboxConfig, Strategy, WorkspaceOptions};
 use swerve_tools::ToolConfig;
@@ -107,15 +108,51 @@ pub struct RunSection {
     pub env: EnvKind,
 }
 
-/// How patches are graded.
+/// How patches are graded: the evaluators, listed in [`EvaluatorKind::ALL`] with their
+/// names (what `run.evaluator`, `--eval` and `--evaluator` take).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(try_from = "String", into = "&'static str")]
 pub enum EvaluatorKind {
     /// Run the tests, by SWE-bench's rules.
     #[default]
     Tests,
     /// Ask SWE-World's reward model (SWR): M votes, the score their mean.
     Swr,
+}
+
+impl Registry for EvaluatorKind {
+    const KIND: &'static str = "evaluator";
+    const ALL: &'static [Self] = &[EvaluatorKind::Tests, EvaluatorKind::Swr];
+
+    fn name(self) -> &'static str {
+        match self {
+            EvaluatorKind::Tests => "tests",
+            EvaluatorKind::Swr => "swr",
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            EvaluatorKind::Tests => "Run the tests, by SWE-bench's rules",
+            EvaluatorKind::Swr => {
+                "Ask SWE-World's reward model (SWR): M votes, the score their mean"
+            }
+        }
+    }
+}
+
+impl TryFrom<String> for EvaluatorKind {
+    type Error = UnknownName;
+
+    fn try_from(name: String) -> Result<Self, UnknownName> {
+        Self::parse(&name)
+    }
+}
+
+impl From<EvaluatorKind> for &'static str {
+    fn from(kind: EvaluatorKind) -> &'static str {
+        kind.name()
+    }
 }
 
 /// Where a rollout's commands run.

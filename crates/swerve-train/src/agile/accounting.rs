@@ -19,7 +19,7 @@
 
 use anyhow::Result;
 use serde::Serialize;
-use swerve_agent::reasoning::Window;
+use swerve_agent::agile::Window;
 use swerve_core::trajectory::turn::action;
 use swerve_core::trajectory::{Message, Trajectory};
 

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
-use swerve_agent::reasoning::{Window, WindowPolicy};
+use swerve_agent::agile::{Window, WindowPolicy};
 use swerve_chat::ChatModel;
 use swerve_core::trajectory::import::Loaded;
 use swerve_core::trajectory::{Message, read_trajectory, write_trajectory};

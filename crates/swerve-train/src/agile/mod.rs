@@ -5,7 +5,7 @@
 //! trajectory ([`window`]). The compression-aware reward is [`crate::reward`]'s. Every one
 //! starts from [`Trajectory::conversation`](swerve_core::trajectory::Trajectory::conversation)
 //! and sees a step's context through the agent's own
-//! [`ContextPolicy`](swerve_agent::reasoning::ContextPolicy), with kept reasoning inline
+//! [`ContextPolicy`](swerve_agent::agile::ContextPolicy), with kept reasoning inline
 //! as the `agile` preset sends it. See `docs/agile.md`.
 
 pub mod accounting;

@@ -22,7 +22,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
-use swerve_agent::reasoning::Window;
+use swerve_agent::agile::Window;
 use swerve_core::trajectory::{Message, Trajectory};
 
 use super::tokens::{Tokens, policy};

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde_json::Value;
-use swerve_agent::reasoning::{ContextPolicy, SendReasoning, Window, recall};
+use swerve_agent::agile::{ContextPolicy, SendReasoning, Window, recall};
 use swerve_chat::{ChatModel, RenderOptions};
 use swerve_core::trajectory::{Header, Message};
 use swerve_tools::ToolConfig;

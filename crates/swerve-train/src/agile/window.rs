@@ -5,7 +5,7 @@
 //! every time.
 
 use anyhow::{Result, bail};
-use swerve_agent::reasoning::{Window, WindowPolicy};
+use swerve_agent::agile::{Window, WindowPolicy};
 use swerve_core::trajectory::Header;
 
 /// The window of the trajectory with `header`: `given` (a range drawn from `seed` and the

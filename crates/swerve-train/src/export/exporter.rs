@@ -7,6 +7,7 @@
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::Value;
 use swerve_chat::ChatModel;
+use swerve_core::registry::Registry;
 use swerve_core::trajectory::import::Loaded;
 
 use super::{
@@ -16,7 +17,7 @@ use crate::agile::tokens::{TemplateTokens, Tokens, request_tools};
 use crate::reward::{RewardConfig, infra_failure, reward, reward_of};
 use crate::rft::{keep, turn_weights};
 
-/// The trainer formats.
+/// The trainer formats, listed in [`Format::ALL`] with their names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// SkyRL step-wise generator output, one record per step.
@@ -29,6 +30,42 @@ pub enum Format {
     Messages,
     /// LLaMA-Factory v1 SFT samples.
     Llamafactory,
+}
+
+impl Registry for Format {
+    const KIND: &'static str = "export format";
+    const ALL: &'static [Self] = &[
+        Format::Skyrl,
+        Format::Verl,
+        Format::Trl,
+        Format::Messages,
+        Format::Llamafactory,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Format::Skyrl => "skyrl",
+            Format::Verl => "verl",
+            Format::Trl => "trl",
+            Format::Messages => "messages",
+            Format::Llamafactory => "llamafactory",
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            Format::Skyrl => "SkyRL step-wise generator output, one record per step (token ids)",
+            Format::Verl => "verl agent-loop output, one record per trajectory (token ids)",
+            Format::Trl => "TRL prompt/completion, one row per trained step",
+            Format::Messages => {
+                "Whole conversations with per-message loss weights, one row per trajectory"
+            }
+            Format::Llamafactory => {
+                "LLaMA-Factory v1 SFT samples: content blocks (text, reasoning, tool_call) and \
+                 per-message loss weights, one row per trajectory"
+            }
+        }
+    }
 }
 
 /// What an export does.

@@ -55,7 +55,7 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
         Backend::Local => {
             let grader = grading::grader(
                 &config,
-                args.evaluator.into(),
+                args.evaluator,
                 &task_file,
                 settings,
                 &grading::analyses(&config)?,
@@ -64,7 +64,7 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
         }
         Backend::Ray => {
             let setup = GradingSetup {
-                evaluator: args.evaluator.into(),
+                evaluator: args.evaluator,
                 use_cache: settings.use_cache,
                 test_timeout_secs: args.timeout,
             };
@@ -74,7 +74,7 @@ pub fn run(config: &Config, args: EvalArgs) -> Result<ExitCode> {
                 cluster: Arc::new(cluster),
                 config: config.clone(),
                 out: args.out.clone(),
-                runs_tests: EvaluatorKind::from(args.evaluator) == EvaluatorKind::Tests,
+                runs_tests: args.evaluator == EvaluatorKind::Tests,
                 count: AtomicUsize::new(0),
             });
             (grader, workers)

@@ -11,8 +11,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Request, root, stderr, stdout, succeeded, swerve};
-use swerve_agent::reasoning::structure::{self, Structured};
-use swerve_agent::reasoning::{ContextPolicy, SendReasoning, Window};
+use swerve_agent::agile::structure::{self, Structured};
+use swerve_agent::agile::{ContextPolicy, SendReasoning, Window};
 use swerve_core::seeded::draw;
 use swerve_core::trajectory::import::detect_and_import;
 use swerve_core::trajectory::{Trajectory, read_trajectory};

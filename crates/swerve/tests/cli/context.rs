@@ -15,7 +15,7 @@ use std::time::Duration;
 use common::{Behaviour, DemoServer, Replies, RunArgs, failed, stderr, succeeded, swerve};
 use quick_xml::events::Event;
 use serde_json::Value;
-use swerve_agent::reasoning::{ContextPolicy, SendReasoning, Window, WindowPolicy};
+use swerve_agent::agile::{ContextPolicy, SendReasoning, Window, WindowPolicy};
 use swerve_chat::{ChatModel, RenderOptions};
 use swerve_core::trajectory::turn::inline;
 use swerve_core::trajectory::{Message, Trajectory, read_trajectory};

@@ -5,9 +5,12 @@
 
 use std::process::{Command, Output};
 
+use swerve_core::registry::Registry;
+use swerve_rollout::config::EvaluatorKind;
 use swerve_testing::assert_cmd_snapshot;
+use swerve_train::export::exporter::Format;
 
-use crate::common::{root, stdout};
+use crate::common::{root, stderr, stdout, swerve};
 
 /// `swerve PATH... --help` with no `SWERVE_*` variables (clap prints an option's `[env: ]`
 /// value when it is set) and a fixed home.
@@ -66,23 +69,101 @@ fn the_help_of_every_command_is_pinned() {
     );
 }
 
+/// The entry of `option` (as its line starts, e.g. `--format `) in `swerve PATH... --help`:
+/// its line up to the next option's.
+fn option_entry(path: &[&str], option: &str) -> String {
+    let path: Vec<String> = path.iter().map(|word| word.to_string()).collect();
+    let text = stdout(&help(&path));
+    let mut lines = text
+        .lines()
+        .skip_while(|line| !line.trim_start().starts_with(option));
+    let first = lines
+        .next()
+        .unwrap_or_else(|| panic!("no {option} in {text}"));
+    std::iter::once(first)
+        .chain(lines.take_while(|line| !is_option_line(line)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether a help line starts an option's entry (`  -h, --help`, `      --format <FORMAT>`),
+/// not one of its possible values (`          - tests: …`).
+fn is_option_line(line: &str) -> bool {
+    let text = line.trim_start();
+    text.starts_with('-') && line.len() - text.len() <= 6
+}
+
 /// `--format`'s help is written by hand: it must name every format the option takes
 /// (`swerve_tools::formats::FORMAT_NAMES`, the list the configuration checks against).
 #[test]
 fn the_run_help_names_every_tool_call_format() {
-    let output = help(&["run".to_owned()]);
-    let text = stdout(&output);
-    let entry: String = text
-        .lines()
-        .skip_while(|line| !line.trim_start().starts_with("--format"))
-        .take(2)
-        .collect();
+    let entry = option_entry(&["run"], "--format ");
     for name in swerve_tools::formats::FORMAT_NAMES {
         assert!(
             entry.contains(name),
             "--format's help lacks {name}: {entry}"
         );
     }
+}
+
+/// Options taking a registry's names list each with its description, from the registry
+/// itself: a name added to the list is in the help without more.
+#[test]
+fn options_taking_a_registry_list_every_member_with_its_description() {
+    fn lists_every<T: Registry>(path: &[&str], option: &str) {
+        let entry = option_entry(path, option);
+        for member in T::ALL {
+            let line = format!("- {}:", member.name());
+            assert!(
+                entry.contains(&line) && entry.contains(member.description()),
+                "swerve {path:?} {option} lacks {}: {entry}",
+                member.name()
+            );
+        }
+    }
+    lists_every::<Format>(&["data", "export"], "--format ");
+    lists_every::<EvaluatorKind>(&["eval"], "--evaluator ");
+    lists_every::<EvaluatorKind>(&["run"], "--eval ");
+}
+
+/// A name no registry member has is refused with the valid names, given on the command
+/// line (clap's error) or in a configuration file (the configuration's error, naming the
+/// file).
+#[test]
+fn unknown_names_are_refused_with_the_valid_ones() {
+    let cache = tempfile::tempdir().unwrap();
+    let out = cache.path().join("rows.jsonl");
+    let export = swerve(
+        cache.path(),
+        &[
+            "data",
+            "export",
+            "--format",
+            "nonesuch",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(!export.status.success());
+    for name in Format::names() {
+        assert!(stderr(&export).contains(name), "{}", stderr(&export));
+    }
+    let file = cache.path().join("swerve.toml");
+    std::fs::write(&file, "[run]\nevaluator = \"nonesuch\"\n").unwrap();
+    let config = swerve(
+        cache.path(),
+        &["--config", file.to_str().unwrap(), "config", "show"],
+    );
+    assert!(!config.status.success());
+    let expected = format!(
+        "unknown evaluator \"nonesuch\": choose one of {}",
+        EvaluatorKind::names().join(", ")
+    );
+    assert!(
+        stderr(&config).contains("swerve.toml") && stderr(&config).contains(&expected),
+        "{}",
+        stderr(&config)
+    );
 }
 
 #[test]

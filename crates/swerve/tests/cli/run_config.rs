@@ -102,7 +102,7 @@ fn resuming_with_settings_that_change_results_is_refused() {
     let refused = run(&["--max-steps", "40"]);
     assert!(!refused.status.success());
     assert!(
-        stderr(&refused).contains("different settings (agent)")
+        stderr(&refused).contains("different settings (agent.max_steps)")
             && stderr(&refused).contains("\nhint: use a new --out, or --redo to "),
         "{}",
         stderr(&refused)
@@ -110,7 +110,7 @@ fn resuming_with_settings_that_change_results_is_refused() {
     swerve_testing::assert_cmd_snapshot!("error_resume_with_other_settings", refused);
     let world = run(&["--max-steps", "30", "--set", "world.swr.votes=5"]);
     assert!(
-        failed(&world).contains("different settings (world.swr)"),
+        failed(&world).contains("different settings (world.swr.votes)"),
         "{}",
         stderr(&world)
     );

@@ -12,10 +12,10 @@ use swerve_core::trajectory::import::load_all;
 use swerve_rollout::config::Config;
 use swerve_rollout::run_dir::trajectory_files;
 use swerve_train::agile::tokens::load_model;
-use swerve_train::export::exporter::{Exporter, Format, Options};
+use swerve_train::export::exporter::{Exporter, Options};
 use swerve_train::rows::write_lines;
 
-use crate::cli::{ExportArgs, ExportFormatArg};
+use crate::cli::ExportArgs;
 
 pub fn run(config: &Config, args: &ExportArgs) -> Result<ExitCode> {
     let model = match (&args.tokenizer, args.retokenize) {
@@ -26,13 +26,7 @@ pub fn run(config: &Config, args: &ExportArgs) -> Result<ExitCode> {
         (None, _) => None,
     };
     let mut exporter = Exporter::new(Options {
-        format: match args.format {
-            ExportFormatArg::Skyrl => Format::Skyrl,
-            ExportFormatArg::Verl => Format::Verl,
-            ExportFormatArg::Trl => Format::Trl,
-            ExportFormatArg::Messages => Format::Messages,
-            ExportFormatArg::Llamafactory => Format::Llamafactory,
-        },
+        format: args.format,
         reward: &config.reward,
         min_reward: args.min_reward,
         max_response_len: args.max_response_len,

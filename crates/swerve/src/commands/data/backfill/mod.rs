@@ -18,9 +18,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Result;
-use swerve_agent::reasoning::WindowPolicy;
+use swerve_agent::agile::WindowPolicy;
 use swerve_rollout::backfill::{
-    Backfill, Failure, Finished, Invocation, RESULT_KEYS, State, plan, summarize,
+    Backfill, Failure, Finished, Invocation, NON_RESULT_KEYS, State, plan, summarize,
 };
 
 use crate::batch::{self, Ended};
@@ -41,7 +41,7 @@ pub fn run(config: &Config, args: &BackfillArgs) -> Result<ExitCode> {
         &["trajectories", "rejected"],
         config,
         args.redo,
-        RESULT_KEYS,
+        NON_RESULT_KEYS,
         "backfill every trajectory again",
     )?;
     let pending: Vec<usize> = (0..jobs.len())

@@ -5,9 +5,9 @@
 //! accepted pieces must fit the structure unchanged, and `recall_thought`'s step ids.
 
 use proptest::prelude::*;
+use swerve_agent::agile::recall;
+use swerve_agent::agile::structure::{self, Structured};
 use swerve_agent::backfill::reply;
-use swerve_agent::reasoning::recall;
-use swerve_agent::reasoning::structure::{self, Structured};
 use swerve_core::ToolCall;
 use swerve_core::trajectory::Message;
 use swerve_tools::formats::{FormatError, ModelOutput, Pick, ToolFormat, XmlFormat};
