@@ -3,8 +3,9 @@
 //! trajectory written to `<out>/trajectories/<name>.jsonl` and its result to
 //! `<out>/results/<name>.json` as it ends ([`swerve_replay::results`]) and, when asked, its
 //! patch graded by the tests. [`ReplayRun::prepare`] reads the trajectories, lays out the
-//! directory (refusing to resume with settings that change results, [`RESULT_KEYS`], or with
-//! another row of a replayed trajectory's task) and lists those still to replay; a front end
+//! directory (refusing to resume with a setting changed that changes results, any but
+//! [`NON_RESULT_KEYS`] and those of every command, or with another row of a replayed
+//! trajectory's task) and lists those still to replay; a front end
 //! replays them its own way, several at once ([`ReplayRun::replay_local`]), and
 //! [`ReplayRun::finish`] writes the report over every trajectory, in the order given.
 
@@ -28,17 +29,25 @@ use swerve_world::environment::record::Recorder;
 use crate::config::{Config, EvaluatorKind};
 use crate::{grading, open, run_dir, world};
 
-/// Settings whose change would make a replay directory mix trajectories replayed under two
-/// set-ups: how actions run and what the patch is, which workspace a task gets, and grading.
-pub const RESULT_KEYS: &[&str] = &[
-    "tools",
-    "patch",
-    "sandbox.mount_point",
-    "sandbox.network",
-    "run.recipes",
-    "images.naming",
-    "images.swebench_namespace",
-    "run.eval",
+/// Settings a replay directory may resume with changed, besides those of every command
+/// ([`crate::run_dir::OPERATIONAL_KEYS`], models' endpoints): a replay re-executes recorded
+/// actions, so what chose them (the model, the agent's loop, its prompts and methods) does
+/// not change what it produces. Any other setting (how actions run and what the patch is,
+/// which workspace a task gets, grading), a section added later included, changes results.
+pub const NON_RESULT_KEYS: &[&str] = &[
+    // How many trajectories are replayed at once.
+    "run.concurrency",
+    // What chose the recorded actions: their replies are in the trajectories.
+    "model",
+    "agent",
+    "prompts",
+    "reward",
+    "backfill",
+    "edit",
+    "run.samples",
+    "run.demos",
+    "run.format",
+    "run.tokenizer",
 ];
 
 /// One trajectory to replay, as read from the files given.
@@ -100,8 +109,9 @@ pub struct ReplayRun {
 impl ReplayRun {
     /// The replay of the trajectories in `files` against the tasks of `task_file` into `out`
     /// under `config` (grading with `run.eval`), resuming what is there: a trajectory whose
-    /// result is in `out` is not replayed again, unless `redo`. Refuses to resume with other
-    /// [`RESULT_KEYS`] or another row of a replayed trajectory's task.
+    /// result is in `out` is not replayed again, unless `redo`. Refuses to resume with a
+    /// changed setting other than [`NON_RESULT_KEYS`], or another row of a replayed
+    /// trajectory's task.
     pub fn prepare(
         config: &Config,
         files: &[PathBuf],
@@ -118,7 +128,7 @@ impl ReplayRun {
             &["trajectories", "eval-logs", RESULTS_DIR],
             config,
             redo,
-            RESULT_KEYS,
+            NON_RESULT_KEYS,
             "replay every trajectory again",
         )?;
         let replay = Replay::open(config, task_file, out)?;

@@ -33,8 +33,17 @@ pub const OPERATIONAL_KEYS: &[&str] = &[
     "repos",
     // How workspaces are layered over their base: the same files either way.
     "workspace",
-    // Where task images come from (store, mirrors, credentials), not what they hold.
-    "images",
+    // Where task images come from (store, mirrors, rewrites to a mirror, registries'
+    // transport and credentials), not which image a task gets: `images.naming`,
+    // `images.swebench_namespace` and `images.platform` change results.
+    "images.store",
+    "images.mirrors",
+    "images.rewrites",
+    "images.insecure",
+    "images.ca_cert",
+    "images.docker_config",
+    "images.auth",
+    "images.timeout_secs",
     // Here or on a Ray cluster (docs/cluster.md).
     "cluster",
     // `swerve serve`'s address, limits and directories.
