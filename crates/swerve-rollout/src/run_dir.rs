@@ -90,7 +90,9 @@ pub fn prepare(
     non_result_keys: &[&str],
     redo_what: &str,
 ) -> Result<()> {
-    for dir in subdirs.iter().map(|subdir| out.join(subdir)) {
+    for dir in
+        std::iter::once(out.to_path_buf()).chain(subdirs.iter().map(|subdir| out.join(subdir)))
+    {
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
     }
