@@ -21,9 +21,12 @@
 //!    use, has both); then the recipe's packages and each of its requirement files that
 //!    exists. Packages go in with `uv pip` where uv can be installed from PyPI into the build
 //!    (Python 3.8 or later, the network on, no `--no-index`), with pip otherwise and for any
-//!    step uv fails; `SWERVE_ENV_INSTALLER=pip` forces pip. The key covers the recipe's
-//!    fields but `pre_install` and `install`, the requirement files' contents, the installer
-//!    and the cache layout.
+//!    step uv fails; `SWERVE_ENV_INSTALLER=pip` forces pip. A recipe's conda environment
+//!    file (the first of `environment_files` in the checkout) is converted to pip
+//!    requirements ([`crate::conda`]) and installed before the packages, with them, so the
+//!    resolution fits their pins; `exclude_newer` is passed to uv. The key covers the
+//!    recipe's fields but `pre_install` and `install`, the requirement files' contents, the
+//!    environment file's content and conversion, the installer and the cache layout.
 //! 2. **The commit layer**, when the recipe has `pre_install` or `install` steps: they run
 //!    with the dependencies' prefix copy-on-write at [`ENV_MOUNT_POINT`]; between them the
 //!    wheels of the project's `[build-system] requires` are downloaded into [`BUILD_WHEELS`]
@@ -48,6 +51,7 @@ use swerve_sandbox::{
     WorkspaceOptions,
 };
 
+use crate::conda::{self, Converted, EnvironmentFileError};
 use crate::workspaces::{self, Origin};
 
 /// Where the environment appears inside sandboxes.
@@ -72,6 +76,11 @@ pub struct EnvironmentRecipe {
     pub packages: Vec<String>,
     /// Requirement files in the repository, installed with `pip install -r`.
     pub requirements: Vec<String>,
+    /// Conda environment files in the repository; the first that exists is converted to pip
+    /// requirements ([`crate::conda`]) and installed before `packages`.
+    pub environment_files: Vec<String>,
+    /// Resolve as of this date (uv's `--exclude-newer`).
+    pub exclude_newer: Option<String>,
     /// Debian packages the environment needs on the host (checked, not installed: the
     /// sandbox's system directories are read-only).
     pub system_packages: Vec<String>,
@@ -91,6 +100,8 @@ impl From<&crate::spec::Recipe> for EnvironmentRecipe {
             pre_install: recipe.pre_install.clone(),
             packages: recipe.packages.clone(),
             requirements: recipe.requirements.clone(),
+            environment_files: recipe.environment_files.clone(),
+            exclude_newer: recipe.exclude_newer.clone(),
             system_packages: recipe.system_packages.clone(),
             pip_args: recipe.pip_args.clone(),
             install: recipe.install.clone(),
@@ -175,6 +186,9 @@ pub enum EnvironmentError {
         /// How to install them.
         fix: String,
     },
+    /// The recipe's conda environment file could not be read as one.
+    #[error("reading the conda environment file: {0}")]
+    EnvironmentFile(#[from] EnvironmentFileError),
     /// The sandbox could not be set up.
     #[error(transparent)]
     Sandbox(#[from] SandboxError),
@@ -287,11 +301,27 @@ impl Environments<'_> {
         std::fs::create_dir_all(&root).map_err(io_error(format!("creating {}", root.display())))?;
         let installer = Installer::from_env();
         let requirements = existing_requirements(base, &recipe.requirements);
+        // The first environment file that exists, with its content (part of the key).
+        let environment_file = existing_requirements(base, &recipe.environment_files)
+            .into_iter()
+            .next();
+        let converted = environment_file
+            .as_ref()
+            .map(|(file, text)| conda::convert(text, file).map(|converted| (file, converted)))
+            .transpose()?;
+        let environment_key = environment_file
+            .as_ref()
+            .zip(converted.as_ref())
+            .map(|((file, text), (_, converted))| (file.as_str(), text.as_str(), converted));
         let userland = self.userland_tag();
-        let deps_key = format!(
-            "deps-{}-{LAYOUT}{userland}",
-            &dependencies_key(recipe, &requirements, installer)[..16]
-        );
+        let deps_hash = dependencies_key(recipe, &requirements, environment_key, installer);
+        let deps_key = format!("deps-{}-{LAYOUT}{userland}", &deps_hash[..16]);
+        // With an environment file the commit layer also names the dependencies it was built
+        // over: a new conversion rule rebuilds them for the same recipe and commit.
+        let over = match environment_key {
+            Some(_) => format!("-d{}", &deps_hash[..8]),
+            None => String::new(),
+        };
         let deps_dir = root.join(&deps_key);
         let prefix = deps_dir.join("prefix");
         let installation_file = deps_dir.join("installation");
@@ -318,6 +348,9 @@ impl Environments<'_> {
                     .iter()
                     .map(|(file, _)| file.as_str())
                     .collect::<Vec<_>>(),
+                converted
+                    .as_ref()
+                    .map(|(file, converted)| (file.as_str(), converted)),
                 &interpreter,
                 &installation,
                 installer,
@@ -338,7 +371,7 @@ impl Environments<'_> {
             });
         }
         let key = format!(
-            "{}-{LAYOUT}-{}-b{BASE_FORMAT}{userland}",
+            "{}{over}-{LAYOUT}-{}-b{BASE_FORMAT}{userland}",
             recipe.key,
             &base.commit[..12.min(base.commit.len())]
         );
@@ -405,6 +438,7 @@ impl Environments<'_> {
         base: &BaseCheckout,
         recipe: &EnvironmentRecipe,
         requirements: &[&str],
+        environment_file: Option<(&str, &Converted)>,
         interpreter: &Path,
         installation: &Path,
         installer: Installer,
@@ -447,12 +481,27 @@ impl Environments<'_> {
                     self.timeout,
                 )
                 .map_err(io_error("installing uv"))?;
+        let exclude_newer = recipe
+            .exclude_newer
+            .as_ref()
+            .map(|date| format!("--exclude-newer {} ", shell_quote(date)))
+            .unwrap_or_default();
+        if let Some(date) = &recipe.exclude_newer {
+            log.note(&format!(
+                "resolving as of {date} (uv --exclude-newer){}",
+                if uv {
+                    ""
+                } else {
+                    "; uv is not used, and pip installs without the date"
+                }
+            ));
+        }
         let install = |arguments: &str| {
             let pip = format!("python -m pip install {arguments}");
             match uv {
                 true => (
                     Some(format!(
-                        "{UV_DIR}/bin/uv pip install --python {ENV_MOUNT_POINT}/bin/python {arguments}"
+                        "{UV_DIR}/bin/uv pip install --python {ENV_MOUNT_POINT}/bin/python {exclude_newer}{arguments}"
                     )),
                     pip,
                 ),
@@ -473,9 +522,80 @@ impl Environments<'_> {
             .into_iter()
             .filter(|tool| !names_build_tool(tool))
             .collect();
+        // uv first where it is installed; a step uv cannot do is done again with pip.
+        let try_step = |log: &mut BuildLog, (with_uv, with_pip): &(Option<String>, String)| {
+            if let Some(step) = with_uv
+                && log
+                    .try_run(shell.as_ref(), step.trim(), self.timeout)
+                    .map_err(io_error(format!("running `{step}`")))?
+            {
+                return Ok(true);
+            }
+            log.try_run(shell.as_ref(), with_pip.trim(), self.timeout)
+                .map_err(io_error(format!("running `{with_pip}`")))
+        };
+        // The same, but a failure of pip's is the build's.
+        let run_step = |log: &mut BuildLog,
+                        (with_uv, with_pip): &(Option<String>, String)|
+         -> Result<(), EnvironmentError> {
+            if let Some(step) = with_uv
+                && log
+                    .try_run(shell.as_ref(), step.trim(), self.timeout)
+                    .map_err(io_error(format!("running `{step}`")))?
+            {
+                return Ok(());
+            }
+            log.run(shell.as_ref(), with_pip.trim(), self.timeout)
+        };
         let mut steps = Vec::new();
         if !tools.is_empty() && !offline_index && self.network {
             steps.push(install(&[tools.join(" "), pip_args.join(" ")].join(" ")));
+        }
+        for step in steps.drain(..) {
+            run_step(&mut log, &step)?;
+        }
+        if environment_file.is_none() && !recipe.environment_files.is_empty() {
+            log.note(&format!(
+                "no conda environment file in the checkout (looked for {}): only the recipe's packages are installed",
+                recipe.environment_files.join(", ")
+            ));
+        }
+        if let Some((file, converted)) = environment_file {
+            let quoted = |requirements: &[String]| -> String {
+                requirements
+                    .iter()
+                    .chain(&recipe.packages)
+                    .map(|arg| shell_quote(arg))
+                    .chain(pip_args.iter().cloned())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            log.note(&environment_summary(file, converted));
+            // All at once with the recipe's packages, so the resolution fits its pins (which
+            // are installed again after, as SWE-bench does); else entry by entry, leaving out
+            // (and listing) those pip cannot install. pip does not retry the whole set after
+            // uv: its resolver would only backtrack for long over the same conflict.
+            let (with_uv, with_pip) = install(&quoted(&converted.requirements));
+            let all = with_uv.unwrap_or(with_pip);
+            if !converted.requirements.is_empty()
+                && !log
+                    .try_run(shell.as_ref(), all.trim(), self.timeout)
+                    .map_err(io_error(format!("running `{all}`")))?
+            {
+                let mut failed = Vec::new();
+                for requirement in &converted.requirements {
+                    let step = install(&quoted(std::slice::from_ref(requirement)));
+                    if !try_step(&mut log, &step)? {
+                        failed.push(requirement.as_str());
+                    }
+                }
+                if !failed.is_empty() {
+                    log.note(&format!(
+                        "{file}: left out, as they could not be installed: {}",
+                        failed.join(", ")
+                    ));
+                }
+            }
         }
         if !recipe.packages.is_empty() {
             let quoted: Vec<String> = recipe
@@ -493,17 +613,8 @@ impl Environments<'_> {
                 pip_args.join(" ")
             )));
         }
-        for (with_uv, with_pip) in &steps {
-            // uv first where it is installed; a step uv cannot do is done again with pip.
-            let done = match with_uv {
-                Some(step) => log
-                    .try_run(shell.as_ref(), step.trim(), self.timeout)
-                    .map_err(io_error(format!("running `{step}`")))?,
-                None => false,
-            };
-            if !done {
-                log.run(shell.as_ref(), with_pip.trim(), self.timeout)?;
-            }
+        for step in &steps {
+            run_step(&mut log, step)?;
         }
         if uv {
             log.run(shell.as_ref(), &format!("rm -rf {UV_DIR}"), self.timeout)?;
@@ -646,6 +757,13 @@ impl BuildLog {
         }
     }
 
+    /// Adds a line of swerve's own to the log (`# swerve: …`).
+    fn note(&mut self, text: &str) {
+        for line in text.lines() {
+            self.text.push_str(&format!("# swerve: {line}\n"));
+        }
+    }
+
     /// Runs `step`, logging it; whether it succeeded.
     fn try_run(
         &mut self,
@@ -696,6 +814,24 @@ impl BuildLog {
     }
 }
 
+/// What the build log says about an environment file's conversion.
+fn environment_summary(file: &str, converted: &Converted) -> String {
+    let mut lines = vec![format!(
+        "{file}: conda environment file approximated with pip: {}",
+        converted.requirements.join(" ")
+    )];
+    if !converted.skipped.is_empty() {
+        lines.push(format!(
+            "{file}: left out, as pip cannot install them: {}",
+            converted.skipped.join("; ")
+        ));
+    }
+    for note in &converted.notes {
+        lines.push(format!("{file}: {note}"));
+    }
+    lines.join("\n")
+}
+
 /// The files of `files` that exist in `base`, in order, with their content.
 fn existing_requirements(base: &BaseCheckout, files: &[String]) -> Vec<(String, String)> {
     files
@@ -708,10 +844,12 @@ fn existing_requirements(base: &BaseCheckout, files: &[String]) -> Vec<(String, 
 }
 
 /// The dependencies' cache key: every recipe field but the install steps, the requirement
-/// files' names and contents, and the installer.
+/// files' names and contents, the environment file's name, content and conversion (so a
+/// change of the conversion's rules rebuilds), and the installer.
 fn dependencies_key(
     recipe: &EnvironmentRecipe,
     requirements: &[(String, String)],
+    environment_file: Option<(&str, &str, &Converted)>,
     installer: Installer,
 ) -> String {
     use sha2::{Digest, Sha256};
@@ -745,6 +883,20 @@ fn dependencies_key(
         .flat_map(|(file, text)| [file.as_str(), text.as_str()])
         .collect();
     field("requirements", &files);
+    // Hashed only when set, so the keys of recipes without them stay as they were.
+    if let Some((file, text, converted)) = environment_file {
+        field("environment_file", &[file, text]);
+        field(
+            "environment_requirements",
+            &strings(&converted.requirements),
+        );
+        field("environment_skipped", &strings(&converted.skipped));
+    } else if !recipe.environment_files.is_empty() {
+        field("environment_file", &[]);
+    }
+    if let Some(date) = &recipe.exclude_newer {
+        field("exclude_newer", &[date]);
+    }
     field(
         "installer",
         &[match installer {

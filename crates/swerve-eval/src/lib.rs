@@ -13,6 +13,7 @@
 
 pub mod apply;
 pub mod check;
+pub mod conda;
 pub mod environment;
 pub mod evaluate;
 pub mod grader;

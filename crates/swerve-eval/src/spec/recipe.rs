@@ -18,6 +18,15 @@ pub struct Recipe {
     /// `MAP_REPO_TO_REQS_PATHS`, where it takes the first that exists, and SWE-rebench's
     /// `reqs_path`, which lists files that together make the environment).
     pub requirements: Vec<String>,
+    /// Conda environment files in the checkout (`ci/requirements/environment.yml`); the
+    /// first that exists is installed, approximated with pip ([`crate::conda`]), before
+    /// [`packages`](Recipe::packages), as SWE-bench's `packages = "environment.yml"`
+    /// (`MAP_REPO_TO_ENV_YML_PATHS` lists the candidates).
+    pub environment_files: Vec<String>,
+    /// Resolve packages as of this date (`2024-08-01`, or an RFC 3339 time): uv's
+    /// `--exclude-newer`, so what unpinned requirements resolve to does not drift as PyPI
+    /// moves. pip, where it installs instead, cannot apply it (the build log says so).
+    pub exclude_newer: Option<String>,
     /// OS packages (Debian names) that SWE-bench installs with `apt-get`, such as
     /// `"graphviz"`; swerve does not install them, the environment builder can check them.
     pub system_packages: Vec<String>,
@@ -48,6 +57,13 @@ impl Recipe {
         hash.field("python", self.python.iter());
         hash.field("packages", self.packages.iter());
         hash.field("requirements", self.requirements.iter());
+        // Hashed only when set, so the keys of recipes without them stay as they were.
+        if !self.environment_files.is_empty() {
+            hash.field("environment_files", self.environment_files.iter());
+        }
+        if self.exclude_newer.is_some() {
+            hash.field("exclude_newer", self.exclude_newer.iter());
+        }
         hash.field("system_packages", self.system_packages.iter());
         hash.field("pip_args", self.pip_args.iter());
         hash.field("pre_install", self.pre_install.iter());
@@ -125,5 +141,18 @@ mod tests {
             ..Recipe::default()
         };
         assert_ne!(one.key(), two.key());
+        // The newer fields change the key when set, and leave it alone when not.
+        let environment = Recipe {
+            environment_files: vec!["environment.yml".into()],
+            ..Recipe::default()
+        };
+        assert_ne!(environment.key(), empty.key());
+        let dated = Recipe {
+            exclude_newer: Some("2024-08-01".into()),
+            ..Recipe::default()
+        };
+        assert_ne!(dated.key(), empty.key());
+        // The key of the empty recipe before the newer fields existed.
+        assert_eq!(empty.key(), "cbdf1bc8eb54b13b");
     }
 }

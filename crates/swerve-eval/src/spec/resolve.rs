@@ -367,6 +367,8 @@ fn set_fields(recipe: &Recipe) -> Vec<&'static str> {
         ("python", recipe.python.is_some()),
         ("packages", !recipe.packages.is_empty()),
         ("requirements", !recipe.requirements.is_empty()),
+        ("environment_files", !recipe.environment_files.is_empty()),
+        ("exclude_newer", recipe.exclude_newer.is_some()),
         ("system_packages", !recipe.system_packages.is_empty()),
         ("pip_args", !recipe.pip_args.is_empty()),
         ("pre_install", !recipe.pre_install.is_empty()),

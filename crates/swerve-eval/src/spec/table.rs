@@ -23,7 +23,7 @@ const SHIPPED: &str = include_str!("../../data/recipes.toml");
 const SHIPPED_NAME: &str = "swerve-eval/data/recipes.toml";
 
 /// The fields of a `[[recipe]]` entry, in the order messages list them.
-const FIELDS: [&str; 15] = [
+const FIELDS: [&str; 17] = [
     "repo",
     "versions",
     "test_cmd",
@@ -33,6 +33,8 @@ const FIELDS: [&str; 15] = [
     "python",
     "packages",
     "requirements",
+    "environment_files",
+    "exclude_newer",
     "system_packages",
     "pip_args",
     "pre_install",
@@ -415,6 +417,20 @@ impl Reader<'_> {
             python: optional_string("python", "a string such as \"3.9\"")?,
             packages: strings("packages")?,
             requirements: strings("requirements")?,
+            environment_files: strings("environment_files")?,
+            exclude_newer: match optional_string("exclude_newer", "a date such as \"2024-08-01\"")?
+            {
+                Some(date) if !is_date(&date) => {
+                    return Err(context.error(
+                        at("exclude_newer"),
+                        "exclude_newer",
+                        format!(
+                            "{date:?} is not a date such as \"2024-08-01\" (or an RFC 3339 time)"
+                        ),
+                    ));
+                }
+                date => date,
+            },
             system_packages: strings("system_packages")?,
             pip_args: strings("pip_args")?,
             pre_install: strings("pre_install")?,
@@ -488,6 +504,27 @@ pub(super) fn is_env_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// True for `YYYY-MM-DD`, alone or starting an RFC 3339 time (`2024-08-01T00:00:00Z`), the
+/// forms uv's `--exclude-newer` takes.
+fn is_date(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let digits = |range: std::ops::Range<usize>| {
+        bytes
+            .get(range)
+            .is_some_and(|part| part.iter().all(u8::is_ascii_digit))
+    };
+    digits(0..4)
+        && bytes.get(4) == Some(&b'-')
+        && digits(5..7)
+        && bytes.get(7) == Some(&b'-')
+        && digits(8..10)
+        && (bytes.len() == 10
+            || (bytes[10] == b'T'
+                && text[11..]
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || ":.+-".contains(c))))
+}
+
 /// A TOML value's kind with an article, for "found …" in messages.
 fn describe(value: &DeValue<'_>) -> &'static str {
     match value {
@@ -521,6 +558,29 @@ mod tests {
     fn shipped_table_parses() {
         let table = RecipeTable::shipped();
         assert!(table.lookup("django/django", Some("4.2")).is_some());
+    }
+
+    #[test]
+    fn exclude_newer_takes_dates() {
+        assert!(is_date("2024-08-01"));
+        assert!(is_date("2024-08-01T00:00:00Z"));
+        for bad in [
+            "",
+            "2024-8-1",
+            "2024-08-01 x",
+            "yesterday",
+            "2024-08-01T\u{e9}",
+        ] {
+            assert!(!is_date(bad), "{bad}");
+        }
+        let text = "[[recipe]]\nrepo = \"a/b\"\nversions = [\"*\"]\nexclude_newer = \"soon\"\n";
+        let error = RecipeTable::parse(text, "r.toml").unwrap_err().to_string();
+        assert!(error.contains("exclude_newer"), "{error}");
+        let text = "[[recipe]]\nrepo = \"a/b\"\nversions = [\"*\"]\nenvironment_files = [\"environment.yml\"]\nexclude_newer = \"2024-08-01\"\n";
+        let table = RecipeTable::parse(text, "r.toml").unwrap();
+        let recipe = &table.lookup("a/b", None).unwrap().recipe;
+        assert_eq!(recipe.environment_files, ["environment.yml"]);
+        assert_eq!(recipe.exclude_newer.as_deref(), Some("2024-08-01"));
     }
 
     #[test]

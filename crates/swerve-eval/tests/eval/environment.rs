@@ -399,3 +399,86 @@ fn the_environment_is_a_prefix_that_linked_interpreters_and_child_venvs_use() {
         "only the environment's packages: {text}"
     );
 }
+
+#[test]
+fn a_conda_environment_file_is_installed_with_pip_and_what_is_left_out_is_logged() {
+    let scratch = tempfile::tempdir().unwrap();
+    let repo = scratch.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    repository(&repo);
+    std::fs::create_dir_all(repo.join("ci")).unwrap();
+    std::fs::write(
+        repo.join("ci/environment.yml"),
+        "name: t\nchannels:\n  - conda-forge\ndependencies:\n  - python=3.11\n  - hdf5\n  - helper=1.0\n  - no-such-wheel\n  - pip\n  - pip:\n    - helper==1.0\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("bad.yml"), "dependencies:\n  - [numpy]\n").unwrap();
+    let commit = sh(
+        &repo,
+        "git add -A && git -c user.name=t -c user.email=t@t commit -qm env && git rev-parse HEAD",
+    );
+    let cache = Cache::open(scratch.path().join("cache")).unwrap();
+    let base = cache
+        .prepare_base(
+            "t/helper",
+            &swerve_sandbox::RepoSource::Local(repo),
+            &commit,
+        )
+        .unwrap();
+    let environments = Environments {
+        cache: &cache,
+        template: &options(),
+        network: false,
+        timeout: Duration::from_secs(300),
+    };
+    let recipe = EnvironmentRecipe {
+        key: "conda-file".into(),
+        packages: Vec::new(),
+        environment_files: vec!["environment.yml".into(), "ci/environment.yml".into()],
+        install: None,
+        ..recipe()
+    };
+    let environment = environments.prepare(&base, &recipe).unwrap();
+    let mut with_env = options();
+    environment.apply(&mut with_env);
+    let workspace = workspaces::create(&cache, Origin::Checkout(&base), &with_env).unwrap();
+    let outcome = workspace
+        .sandbox()
+        .run(
+            "python -c 'import helper; print(helper.X)'",
+            Duration::from_secs(60),
+        )
+        .unwrap();
+    assert_eq!(outcome.stdout_text(), "42\n", "{}", outcome.stderr_text());
+    let log = std::fs::read_dir(cache.root().join("envs"))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.path())
+        .find(|path| path.extension().is_some_and(|ext| ext == "log"))
+        .map(|path| std::fs::read_to_string(path).unwrap())
+        .unwrap();
+    assert!(
+        log.contains("# swerve: ci/environment.yml: conda environment file approximated with pip: helper==1.0.* no-such-wheel helper==1.0"),
+        "{log}"
+    );
+    assert!(log.contains("hdf5: a system library"), "{log}");
+    assert!(
+        log.contains("left out, as they could not be installed: no-such-wheel"),
+        "{log}"
+    );
+
+    let bad = EnvironmentRecipe {
+        key: "bad-conda-file".into(),
+        environment_files: vec!["bad.yml".into()],
+        ..recipe
+    };
+    let error = environments.prepare(&base, &bad).unwrap_err();
+    assert!(
+        matches!(error, EnvironmentError::EnvironmentFile(_)),
+        "{error}"
+    );
+    assert!(
+        error.to_string().contains("bad.yml: dependencies[1]"),
+        "{error}"
+    );
+}

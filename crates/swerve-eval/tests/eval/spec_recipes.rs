@@ -263,7 +263,7 @@ fn entry_errors_name_entry_and_field() {
         ),
         (
             "repo = \"c/d\"\nversions = [\"1\"]\npyhton = \"3.9\"\n",
-            "recipes.toml line 8: recipe 2 (repo \"c/d\"): field \"pyhton\": unknown field; expected one of repo, versions, test_cmd, log_parser, eval_type, directives, python, packages, requirements, system_packages, pip_args, pre_install, install, env, note",
+            "recipes.toml line 8: recipe 2 (repo \"c/d\"): field \"pyhton\": unknown field; expected one of repo, versions, test_cmd, log_parser, eval_type, directives, python, packages, requirements, environment_files, exclude_newer, system_packages, pip_args, pre_install, install, env, note",
         ),
         (
             "repo = \"c/d\"\nversions = [\"1\"]\nlog_parser = \"nose\"\n",
