@@ -487,10 +487,14 @@ impl Sandbox {
     /// A scratch directory for host helpers: its path as [`Sandbox::host_command`] programs
     /// see it, and as this process sees it. Removed when the returned guard drops.
     pub(crate) fn scratch(&self) -> std::io::Result<Scratch> {
+        // Numbered across the process, not per sandbox: without namespaces every sandbox's
+        // scratch directories share the host's temporary directory, and two rollouts of one
+        // task extracting their patches at once must not pick the same name.
+        static SCRATCH_IDS: AtomicU64 = AtomicU64::new(0);
         let name = format!(
             ".swerve-{}-{}",
             std::process::id(),
-            self.next_id.fetch_add(1, Ordering::Relaxed)
+            SCRATCH_IDS.fetch_add(1, Ordering::Relaxed)
         );
         let (inside, host) = match &self.backend {
             Backend::Plain => {
