@@ -13,6 +13,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 
@@ -34,6 +35,12 @@ DURATIONS = re.compile(r"\b(in )[0-9]+(\.[0-9]+)?m?s\b")
 # Lines of parallel test runners whose order or presence varies from run to run: cargo's
 # result lines, and the backtrace note Rust prints after whichever test panics first.
 PARALLEL_TEST = re.compile(r"^test .+ \.\.\. \w+$|^note: run with `RUST_BACKTRACE=1`")
+
+
+def bad_out():
+    """A new output directory for a run refused on bad input: runs refused with different
+    settings must not meet in one directory, where resuming would refuse first."""
+    return tempfile.mkdtemp(prefix="bad-", dir=SCRATCH)
 
 
 def swerve(*args, cache, check=True, **options):
@@ -237,7 +244,7 @@ def test_a_task_whose_environment_cannot_be_built_fails_alone():
 
 
 def test_unreachable_address_says_what_to_fix():
-    done = swerve("run", "--tasks", TASKS, "--out", f"{SCRATCH}/bad", "--ray", "127.0.0.1:9",
+    done = swerve("run", "--tasks", TASKS, "--out", bad_out(), "--ray", "127.0.0.1:9",
                   "--set", f'cluster.python="{PYTHON}"', cache=f"{SCRATCH}/cache-driver",
                   check=False, timeout=120)
     assert done.returncode == 1, done.stderr
@@ -246,13 +253,13 @@ def test_unreachable_address_says_what_to_fix():
 
 
 def test_missing_resources_say_what_to_fix():
-    done = swerve("eval", "--tasks", TASKS, "--gold", "--out", f"{SCRATCH}/bad",
+    done = swerve("eval", "--tasks", TASKS, "--gold", "--out", bad_out(),
                   *on_ray('cluster.resource="swerve_gpu"'), cache=f"{SCRATCH}/cache-driver",
                   check=False, timeout=120)
     assert done.returncode == 1, done.stderr
     assert 'has no resource "swerve_gpu"' in done.stderr, done.stderr
     assert "ray start --resources" in done.stderr, done.stderr
-    done = swerve("run", "--tasks", TASKS, "--out", f"{SCRATCH}/bad",
+    done = swerve("run", "--tasks", TASKS, "--out", bad_out(),
                   *on_ray("cluster.worker_cpus=4"), cache=f"{SCRATCH}/cache-driver",
                   check=False, timeout=120)
     assert done.returncode == 1, done.stderr
@@ -260,17 +267,17 @@ def test_missing_resources_say_what_to_fix():
 
 
 def test_missing_python_or_swerve_says_what_to_fix():
-    done = swerve("run", "--tasks", TASKS, "--out", f"{SCRATCH}/bad", "--ray", ADDRESS,
+    done = swerve("run", "--tasks", TASKS, "--out", bad_out(), "--ray", ADDRESS,
                   "--set", 'cluster.python="/nonexistent/python3"',
                   cache=f"{SCRATCH}/cache-driver", check=False, timeout=120)
     assert done.returncode == 1 and "cluster.python" in done.stderr, done.stderr
     # An interpreter without Ray (the venv's base interpreter has none).
-    done = swerve("run", "--tasks", TASKS, "--out", f"{SCRATCH}/bad", "--ray", ADDRESS,
+    done = swerve("run", "--tasks", TASKS, "--out", bad_out(), "--ray", ADDRESS,
                   "--set", f'cluster.python="{sys.base_prefix}/bin/python3"',
                   cache=f"{SCRATCH}/cache-driver", check=False, timeout=120)
     assert done.returncode == 1, done.stderr
     assert "cannot import Ray" in done.stderr and "pip install ray" in done.stderr, done.stderr
-    done = swerve("run", "--tasks", TASKS, "--out", f"{SCRATCH}/bad",
+    done = swerve("run", "--tasks", TASKS, "--out", bad_out(),
                   *on_ray('cluster.swerve="/nonexistent/swerve"'),
                   cache=f"{SCRATCH}/cache-driver", check=False, timeout=120)
     assert done.returncode == 1, done.stderr
@@ -283,7 +290,7 @@ def test_a_node_without_user_namespaces_says_what_to_fix():
         "unshare", "--user", "--map-root-user", "--",
         "sh", "-c", 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" "$@"'])
     try:
-        done = swerve("run", "--tasks", TASKS, "--out", f"{SCRATCH}/bad",
+        done = swerve("run", "--tasks", TASKS, "--out", bad_out(),
                       *on_ray('cluster.resource="nouserns"', 'sandbox.isolation="namespaces"'),
                       cache=f"{SCRATCH}/cache-driver", check=False, timeout=300)
     finally:
