@@ -522,19 +522,17 @@ impl Environments<'_> {
             .into_iter()
             .filter(|tool| !names_build_tool(tool))
             .collect();
-        // uv first where it is installed; a step uv cannot do is done again with pip.
-        let try_step = |log: &mut BuildLog, (with_uv, with_pip): &(Option<String>, String)| {
-            if let Some(step) = with_uv
-                && log
-                    .try_run(shell.as_ref(), step.trim(), self.timeout)
-                    .map_err(io_error(format!("running `{step}`")))?
-            {
-                return Ok(true);
-            }
-            log.try_run(shell.as_ref(), with_pip.trim(), self.timeout)
-                .map_err(io_error(format!("running `{with_pip}`")))
+        // With uv where it is installed, else pip: whether it succeeded. pip does not retry
+        // what uv could not do: its resolver would only backtrack for long over the same
+        // conflict, and it would resolve without `exclude_newer`.
+        let try_step = |log: &mut BuildLog,
+                        (with_uv, with_pip): (Option<String>, String)|
+         -> Result<bool, EnvironmentError> {
+            let step = with_uv.unwrap_or(with_pip);
+            log.try_install(shell.as_ref(), step.trim(), self.timeout)
         };
-        // The same, but a failure of pip's is the build's.
+        // uv first where it is installed; a step uv cannot do is done again with pip, whose
+        // failure is the build's.
         let run_step = |log: &mut BuildLog,
                         (with_uv, with_pip): &(Option<String>, String)|
          -> Result<(), EnvironmentError> {
@@ -573,19 +571,14 @@ impl Environments<'_> {
             log.note(&environment_summary(file, converted));
             // All at once with the recipe's packages, so the resolution fits its pins (which
             // are installed again after, as SWE-bench does); else entry by entry, leaving out
-            // (and listing) those pip cannot install. pip does not retry the whole set after
-            // uv: its resolver would only backtrack for long over the same conflict.
-            let (with_uv, with_pip) = install(&quoted(&converted.requirements));
-            let all = with_uv.unwrap_or(with_pip);
+            // (and listing) those that cannot be installed.
             if !converted.requirements.is_empty()
-                && !log
-                    .try_run(shell.as_ref(), all.trim(), self.timeout)
-                    .map_err(io_error(format!("running `{all}`")))?
+                && !try_step(&mut log, install(&quoted(&converted.requirements)))?
             {
                 let mut failed = Vec::new();
                 for requirement in &converted.requirements {
                     let step = install(&quoted(std::slice::from_ref(requirement)));
-                    if !try_step(&mut log, &step)? {
+                    if !try_step(&mut log, step)? {
                         failed.push(requirement.as_str());
                     }
                 }
@@ -799,19 +792,70 @@ impl BuildLog {
         if outcome.success() {
             return Ok(());
         }
+        Err(self.failed(step, outcome.shell_status()))
+    }
+
+    /// Runs the install `step`, logging it; whether it succeeded. A failure whose output shows
+    /// the machine at fault rather than the packages ([`machine_failure`]: a full disk, an
+    /// unreachable index) is the build's, so that what a build leaves out is only what cannot
+    /// be installed, never what a bad moment kept out.
+    fn try_install(
+        &mut self,
+        shell: &dyn swerve_core::Shell,
+        step: &str,
+        timeout: Duration,
+    ) -> Result<bool, EnvironmentError> {
+        let outcome = shell
+            .run(step, timeout)
+            .map_err(io_error(format!("running `{step}`")))?;
+        let output = format!("{}{}", outcome.stdout_text(), outcome.stderr_text());
+        self.text.push_str(&format!("$ {step}\n{output}\n"));
+        if outcome.success() {
+            return Ok(true);
+        }
+        if let Some(cause) = machine_failure(&output) {
+            self.note(&format!(
+                "the step failed because of the machine ({cause:?}), not the packages"
+            ));
+            return Err(self.failed(step, outcome.shell_status()));
+        }
+        Ok(false)
+    }
+
+    /// Saves the log and makes the [`EnvironmentError::BuildFailed`] for `step`.
+    fn failed(&self, step: &str, status: i32) -> EnvironmentError {
         self.save();
         let tail: Vec<&str> = self.text.lines().rev().take(15).collect();
-        Err(EnvironmentError::BuildFailed {
+        EnvironmentError::BuildFailed {
             step: step.to_owned(),
-            status: outcome.shell_status(),
+            status,
             log: self.path.clone(),
             tail: tail.into_iter().rev().collect::<Vec<_>>().join("\n"),
-        })
+        }
     }
 
     fn save(&self) {
         let _ = std::fs::write(&self.path, &self.text);
     }
+}
+
+/// What in an install's output shows the machine at fault rather than the packages: a full
+/// disk or quota, an unreachable index (uv's and pip's messages); the line found.
+fn machine_failure(output: &str) -> Option<&str> {
+    const MARKERS: [&str; 8] = [
+        "No space left on device",
+        "Disk quota exceeded",
+        "over its disk quota",
+        "Failed to fetch",
+        "Temporary failure in name resolution",
+        "NewConnectionError",
+        "Network is unreachable",
+        "dns error",
+    ];
+    output
+        .lines()
+        .find(|line| MARKERS.iter().any(|marker| line.contains(marker)))
+        .map(str::trim)
 }
 
 /// What the build log says about an environment file's conversion.
@@ -1077,4 +1121,21 @@ fn python_prints(python: &Path, code: &str) -> Option<String> {
         .status
         .success()
         .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::machine_failure;
+
+    #[test]
+    fn machine_failures_are_told_from_package_failures() {
+        let full = "Resolved 22 packages\nerror: Failed to download `h5py==3.11.0`\n  cause: failed to write to file `/root/.cache/uv/x.so`: No space left on device (os error 28)\n";
+        assert!(machine_failure(full).is_some_and(|line| line.contains("os error 28")));
+        let offline = "error: Failed to fetch: `https://pypi.org/simple/numpy/`\n";
+        assert!(machine_failure(offline).is_some());
+        let unsolvable = "  × No solution found when resolving dependencies:\n  ╰─▶ Because mypy==0.650 has no wheels with a matching Python ABI tag\n";
+        assert_eq!(machine_failure(unsolvable), None);
+        let build = "error: subprocess-exited-with-error\nERROR: Failed building wheel for h5py\n";
+        assert_eq!(machine_failure(build), None);
+    }
 }
