@@ -533,18 +533,10 @@ pub fn grade_log(
             }
         }
         // Each family's rule comes with its own parser, whatever the spec names.
-        RewardRule::SweSmith
-            if rule::SWE_SMITH_OWN_PARSERS.contains(&rule::swe_smith_repo(task).as_str()) =>
-        {
-            return report.record_error(
-                ErrorClass::Infra,
-                format!(
-                    "SWE-smith grades {} with a log parser of its own, which swerve does not have yet",
-                    rule::swe_smith_repo(task)
-                ),
-            );
-        }
-        RewardRule::SweSmith => match check_log(log, parsers::swe_smith) {
+        RewardRule::SweSmith => match check_log(
+            log,
+            parsers::swe_smith::for_repo(&rule::swe_smith_repo(task)),
+        ) {
             Ok(checked) => {
                 report.test_exit_code = checked.exit_code;
                 report.record_grade(rule::grade_swe_smith(&checked.statuses, task));
@@ -573,18 +565,32 @@ pub fn grade_log(
 
 /// `task` as graded in its image: the base commit (when the row has none) is the image's
 /// `HEAD`; an R2E-Gym row ([`RewardRule::R2eGym`]) runs `run_tests.sh` and is graded by
-/// R2E-Gym's parser and rule.
+/// R2E-Gym's parser and rule; a SWE-smith row without a `test_cmd` of its own runs
+/// SWE-smith's command ([`rule::swe_smith_test_command`]).
 fn image_task(task: &Task, head: &str) -> Task {
     let mut task = task.clone();
     if task.base_commit.trim().is_empty() {
         task.base_commit = head.to_owned();
     }
-    if RewardRule::for_task(&task) == RewardRule::R2eGym {
-        for (field, value) in [("test_cmd", "bash run_tests.sh"), ("log_parser", "r2e_gym")] {
-            task.extra
-                .entry(field)
-                .or_insert_with(|| serde_json::Value::String(value.into()));
+    match RewardRule::for_task(&task) {
+        RewardRule::R2eGym => {
+            for (field, value) in [("test_cmd", "bash run_tests.sh"), ("log_parser", "r2e_gym")] {
+                task.extra
+                    .entry(field)
+                    .or_insert_with(|| serde_json::Value::String(value.into()));
+            }
         }
+        RewardRule::SweSmith => {
+            let command = rule::swe_smith_test_command(&task).command;
+            // The rule parses with SWE-smith's parser for the repository, whatever the spec
+            // names; naming one keeps the spec from guessing from a command it may not know.
+            for (field, value) in [("test_cmd", command), ("log_parser", "swe_smith".into())] {
+                task.extra
+                    .entry(field)
+                    .or_insert_with(|| serde_json::Value::String(value));
+            }
+        }
+        RewardRule::SweBench => {}
     }
     task
 }

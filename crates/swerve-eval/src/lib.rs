@@ -22,6 +22,7 @@ pub mod offline;
 pub mod parsers;
 pub mod predictions;
 pub mod prepare;
+pub mod r2e_gym_commit;
 pub mod report;
 pub mod reverse;
 pub mod rule;

@@ -5,11 +5,13 @@
 //! log does not show counting as failed.
 //!
 //! A SWE-smith row (its `image_name` is a `swesmith.` image) grades as SWE-smith's
-//! `get_eval_report` does (`swesmith/harness/grading.py`): the log is parsed with
-//! SWE-smith's parser ([`crate::parsers::swe_smith`]); the test lists are first narrowed to
-//! the files of the `FAIL_TO_PASS` tests (the files SWE-smith's test command runs); a test
-//! succeeds when the log does not show it or shows it PASSED or XFAIL, fails when it shows
-//! it FAILED or ERROR, and is left out of both when SKIPPED; resolved when nothing failed.
+//! `get_eval_report` does (`swesmith/harness/grading.py`): the tests run with SWE-smith's
+//! command for the repository ([`swe_smith_test_command`]); the log is parsed with
+//! SWE-smith's parser for the repository ([`crate::parsers::swe_smith::for_repo`]); where
+//! the command is pytest's, the test lists are first narrowed to the files of the
+//! `FAIL_TO_PASS` tests (the files the command runs); a test succeeds when the log does not
+//! show it or shows it PASSED or XFAIL, fails when it shows it FAILED or ERROR, and is left
+//! out of both when SKIPPED; resolved when nothing failed.
 //!
 //! An R2E-Gym row
 //! (one with `expected_output_json` and no test lists) is graded by R2E-Gym's own rule,
@@ -35,6 +37,7 @@ use crate::grading::{TestResults, TestsStatus};
 use crate::parsers::StatusMap;
 use crate::parsers::r2e_gym::cut;
 use crate::reverse::{ReverseError, reverse_patch};
+use crate::spec::quote;
 use crate::status::TestStatus;
 
 /// The field of an R2E-Gym row holding its expected test statuses.
@@ -137,16 +140,86 @@ pub fn grade_r2e_gym(statuses: &StatusMap, expected: &BTreeMap<String, Value>) -
     }
 }
 
-/// The repositories SWE-smith parses with a parser of their own (`MAP_REPO_TO_PARSER`),
-/// which swerve does not have: their rows are refused rather than graded by the wrong one.
-pub const SWE_SMITH_OWN_PARSERS: [&str; 6] = [
-    "gin-gonic/gin",
-    "HIPS/autograd",
-    "paramiko/paramiko",
-    "python/mypy",
-    "tornadoweb/tornado",
-    "un33k/python-slugify",
+/// SWE-smith's pytest command (`TEST_PYTEST`, `swesmith/constants.py`), its default.
+const SWE_SMITH_PYTEST: &str = "pytest --disable-warnings --color=no --tb=no --verbose";
+
+/// The repositories whose test command in SWE-smith's specs (`MAP_REPO_TO_SPECS`) is not
+/// [`SWE_SMITH_PYTEST`] (each has one commit there).
+const SWE_SMITH_TEST_COMMANDS: [(&str, &str); 8] = [
+    ("gin-gonic/gin", "go test -v ./..."),
+    (
+        "jax-ml/jax",
+        "pytest --disable-warnings --color=no --tb=no --verbose -n auto",
+    ),
+    (
+        "mido/mido",
+        "pytest --disable-warnings --color=no --tb=no --verbose -rs -c /dev/null",
+    ),
+    (
+        "paramiko/paramiko",
+        "pytest -rA --color=no --disable-warnings",
+    ),
+    (
+        "pydantic/pydantic",
+        "/root/.local/bin/uv run pytest --disable-warnings --color=no --tb=no --verbose",
+    ),
+    ("python/mypy", "pytest --color=no -rA -k"),
+    (
+        "tkrajina/gpxpy",
+        "pytest test.py --verbose --color=no --tb=no --disable-warnings",
+    ),
+    ("tornadoweb/tornado", "python -m tornado.test --verbose"),
 ];
+
+/// The repository whose test command SWE-smith builds from the test names
+/// (`MAP_REPO_TO_TEST_CMD`): `-k "name or name"`.
+const SWE_SMITH_BY_NAME: &str = "python/mypy";
+
+/// How SWE-smith tests a row (`get_test_command`, `swesmith/harness/utils.py`, for an
+/// evaluation: the row has `FAIL_TO_PASS`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SweSmithTests {
+    /// The whole shell command.
+    pub command: String,
+    /// The files the command runs, to which the test lists are narrowed; empty when it
+    /// runs what the repository's command runs (nothing is narrowed).
+    pub files: Vec<String>,
+}
+
+/// SWE-smith's test command for `task`: the repository's command from its specs (pytest's
+/// by default); a pytest command runs the `FAIL_TO_PASS` tests' files, or, for mypy, the
+/// tests named with `-k`. Commands of other runners (go, tornado's, unittest's) run as
+/// they are. The `minimal_testing` selection SWE-smith applies when validating (rows
+/// without `FAIL_TO_PASS`) is not made: such a row runs the repository's command.
+pub fn swe_smith_test_command(task: &Task) -> SweSmithTests {
+    let repo = swe_smith_repo(task);
+    let command = SWE_SMITH_TEST_COMMANDS
+        .iter()
+        .find(|(name, _)| *name == repo)
+        .map_or(SWE_SMITH_PYTEST, |(_, command)| command);
+    let runs = |command: String, files: Vec<String>| SweSmithTests { command, files };
+    if task.fail_to_pass.is_empty() || !command.contains("pytest") {
+        return runs(command.to_owned(), Vec::new());
+    }
+    if repo == SWE_SMITH_BY_NAME {
+        let names: Vec<&str> = task
+            .fail_to_pass
+            .iter()
+            .map(|id| id.rsplit("::").next().unwrap_or(id))
+            .collect();
+        let names = names.join(" or ");
+        return runs(format!("{command} {}", quote(&names)), Vec::new());
+    }
+    let mut files: Vec<String> = task
+        .fail_to_pass
+        .iter()
+        .map(|id| id.split("::").next().unwrap_or(id).to_owned())
+        .collect();
+    files.sort_unstable();
+    files.dedup();
+    let arguments: Vec<String> = files.iter().map(|file| quote(file)).collect();
+    runs(format!("{command} {}", arguments.join(" ")), files)
+}
 
 /// The repository SWE-smith grades `task` as: its instance id up to the first `.`, with
 /// `__` as `/` (`pandas-dev__pandas.95280573.pr_53652` is `pandas-dev/pandas`).
@@ -165,20 +238,12 @@ pub fn is_swe_smith(task: &Task) -> bool {
 }
 
 /// Grades SWE-smith's way (`get_eval_report`, `get_eval_tests_report`): `statuses` (from
-/// [`crate::parsers::swe_smith`]) against the row's lists, narrowed to the files of its
-/// `FAIL_TO_PASS` tests.
+/// the repository's parser, [`crate::parsers::swe_smith::for_repo`]) against the row's
+/// lists, narrowed to the files SWE-smith's command runs ([`SweSmithTests::files`]).
 pub fn grade_swe_smith(statuses: &StatusMap, task: &Task) -> TestsStatus {
-    let files: Vec<&str> = {
-        let mut files: Vec<&str> = task
-            .fail_to_pass
-            .iter()
-            .map(|id| id.split("::").next().unwrap_or(id))
-            .collect();
-        files.sort_unstable();
-        files.dedup();
-        files
-    };
-    let relevant = |id: &&String| files.is_empty() || files.iter().any(|file| id.starts_with(file));
+    let files = swe_smith_test_command(task).files;
+    let relevant =
+        |id: &&String| files.is_empty() || files.iter().any(|file| id.starts_with(file.as_str()));
     let sort = |tests: &[String]| {
         let mut results = TestResults::default();
         for id in tests.iter().filter(relevant) {
@@ -199,13 +264,29 @@ pub fn grade_swe_smith(statuses: &StatusMap, task: &Task) -> TestsStatus {
     }
 }
 
+/// Why a row's gold patch cannot be written.
+#[derive(Debug, thiserror::Error)]
+pub enum GoldError {
+    /// A SWE-smith row's bug does not reverse.
+    #[error(transparent)]
+    Reverse(#[from] ReverseError),
+    /// An R2E-Gym row's parsed commit is not readable.
+    #[error(transparent)]
+    R2eGymCommit(#[from] crate::r2e_gym_commit::CommitError),
+}
+
 /// The patch that resolves `task` by its family's rule: the reverse of `patch` for a
-/// SWE-smith row (its `patch` is the bug), `patch` itself otherwise. `Ok(None)` when the
-/// row has none.
-pub fn gold_patch(task: &Task) -> Result<Option<String>, ReverseError> {
+/// SWE-smith row (its `patch` is the bug); for an R2E-Gym row without a `patch`, the fix
+/// its `parsed_commit_content` holds ([`crate::r2e_gym_commit`]); `patch` itself otherwise.
+/// `Ok(None)` when the row has none.
+pub fn gold_patch(task: &Task) -> Result<Option<String>, GoldError> {
     match (RewardRule::for_task(task), task.patch.as_deref()) {
+        (RewardRule::R2eGym, None) => match task.extra.get(crate::r2e_gym_commit::FIELD) {
+            Some(commit) => Ok(Some(crate::r2e_gym_commit::gold_patch(commit)?)),
+            None => Ok(None),
+        },
         (_, None) => Ok(None),
-        (RewardRule::SweSmith, Some(bug)) => reverse_patch(bug).map(Some),
+        (RewardRule::SweSmith, Some(bug)) => Ok(Some(reverse_patch(bug)?)),
         (_, Some(patch)) => Ok(Some(patch.to_owned())),
     }
 }

@@ -114,4 +114,5 @@ pub use reinstall::{Reinstall, reinstall};
 pub use resolve::{Origin, SpecSource, TestSpec, resolve_spec};
 pub use runner::{RunnerNeed, probe_script, runner_needs};
 pub use script::{HEREDOC_DELIMITER, eval_script};
+pub(crate) use shell::quote;
 pub use table::{EntrySource, RecipeEntry, RecipeTable};

@@ -5,6 +5,7 @@
 //! lists; [`cargo`] and [`gotest`] re-implement its Rust and Go parsers. [`junit`] reads JUnit
 //! XML reports, which SWE-bench has no parser for. [`r2e_gym`] is R2E-Gym's own pytest
 //! parser, for R2E-Gym's exact-status reward, and [`swe_smith`] SWE-smith's
+//! default, with its six repository parsers in [`swe_smith::REPO_PARSERS`]
 //! ([`crate::rule`]). Every parser is a plain
 //! `fn(&str) -> StatusMap`: deterministic, and it never panics, whatever it is given.
 //!
@@ -18,7 +19,7 @@ mod junit;
 mod output;
 mod pytest;
 pub mod r2e_gym;
-mod swe_smith;
+pub mod swe_smith;
 mod sympy;
 mod unittest;
 

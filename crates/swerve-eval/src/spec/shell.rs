@@ -3,7 +3,7 @@
 
 /// `word` as one shell word: as it is if it has only characters the shell leaves alone,
 /// else in single quotes.
-pub(super) fn quote(word: &str) -> String {
+pub(crate) fn quote(word: &str) -> String {
     let plain = |c: char| c.is_ascii_alphanumeric() || "_-./+:@%,=".contains(c);
     if !word.is_empty() && word.chars().all(plain) {
         word.to_owned()

@@ -6,7 +6,9 @@
 //! source, gives them (`scripts/r2e-gym-crosscheck.py`). `fixtures/swe-smith/`: SWE-smith's
 //! recorded evaluation logs and the reports its own grading wrote for them (SWE-smith's
 //! tests/test_logs, commit cf2e649d), and its two validation logs of one task (clean code,
-//! bug applied).
+//! bug applied); `fixtures/swe-smith/parsers/`: logs of the runners of the six repositories
+//! SWE-smith parses its own way, and `parsers.json`, the status maps SWE-smith's own parsers
+//! give them (`scripts/swe-smith-crosscheck.py`, which says where each log comes from).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -78,6 +80,54 @@ fn r2e_gym_rows_get_r2e_gyms_reward_on_every_recorded_log() {
 }
 
 #[test]
+fn r2e_gym_gold_is_the_patch_r2e_gyms_code_writes_from_the_rows_parsed_commit() {
+    // Real commits of psf/requests parsed by R2E-Gym's own pipeline, with the gold its own
+    // `get_patch(test_file=False)` writes (scripts/r2e-gym-gold-fixtures.py): one with a
+    // note line ("\\ No newline at end of file"), one where a test file is left out.
+    let commits: Vec<serde_json::Value> =
+        serde_json::from_str(&fixture("r2e-gym/commits.json")).unwrap();
+    assert_eq!(commits.len(), 3);
+    let mut task = rows("r2e-gym/rows.json").remove(0);
+    assert_eq!(task.patch, None);
+    for commit in &commits {
+        task.extra.insert(
+            swerve_eval::r2e_gym_commit::FIELD.into(),
+            commit["parsed_commit_content"].clone(),
+        );
+        let gold = swerve_eval::rule::gold_patch(&task).unwrap().unwrap();
+        assert_eq!(
+            gold,
+            commit["gold"].as_str().unwrap(),
+            "{}",
+            commit["commit"]
+        );
+        let files = commit["files"].as_array().unwrap();
+        for file in files.iter().map(|file| file.as_str().unwrap()) {
+            assert_eq!(
+                gold.contains(&format!("diff --git a/{file} ")),
+                !file.starts_with("tests/"),
+                "{file}"
+            );
+        }
+    }
+    assert!(commits.iter().any(|commit| {
+        commit["gold"]
+            .as_str()
+            .unwrap()
+            .contains("\\ No newline at end of file")
+    }));
+    // A row that has a `patch` keeps it; one without either has no gold.
+    task.patch = Some("diff --git a/x.py b/x.py\n".into());
+    assert_eq!(
+        swerve_eval::rule::gold_patch(&task).unwrap().as_deref(),
+        task.patch.as_deref()
+    );
+    task.patch = None;
+    task.extra.remove(swerve_eval::r2e_gym_commit::FIELD);
+    assert_eq!(swerve_eval::rule::gold_patch(&task).unwrap(), None);
+}
+
+#[test]
 fn an_r2e_gym_row_with_a_broken_expectation_is_an_infrastructure_error() {
     let mut task = rows("r2e-gym/rows.json").remove(0);
     task.extra
@@ -133,6 +183,152 @@ fn swe_smith_rows_get_swe_smiths_reports_on_its_recorded_logs() {
     assert_eq!(
         bug.tests_status.unwrap().fail_to_pass.failure,
         pandas.fail_to_pass
+    );
+}
+
+#[test]
+fn swe_smith_parsers_read_every_log_as_swe_smiths_own_do() {
+    let expected: BTreeMap<String, BTreeMap<String, String>> =
+        serde_json::from_str(&fixture("swe-smith/parsers/parsers.json")).unwrap();
+    assert_eq!(expected.len(), 8);
+    for (log_name, statuses) in &expected {
+        let parse = match log_name.as_str() {
+            "default.log" => swerve_eval::parsers::swe_smith,
+            name => {
+                let repo = name.split('.').next().unwrap().replace("__", "/");
+                swerve_eval::parsers::swe_smith::for_repo(&repo)
+            }
+        };
+        let parsed: BTreeMap<String, String> =
+            parse(&fixture(&format!("swe-smith/parsers/{log_name}")))
+                .into_iter()
+                .map(|(id, status)| {
+                    (
+                        id,
+                        serde_json::to_value(status)
+                            .unwrap()
+                            .as_str()
+                            .unwrap()
+                            .to_owned(),
+                    )
+                })
+                .collect();
+        assert_eq!(&parsed, statuses, "{log_name}");
+    }
+    // The logs exercise every status each parser knows (autograd's progress-style log is
+    // one SWE-smith's pattern does not read at all: nothing, on both sides).
+    for (log_name, count) in [
+        ("gin-gonic__gin.log", 558),
+        ("tornadoweb__tornado.log", 1514),
+        ("HIPS__autograd.log", 0),
+    ] {
+        assert_eq!(expected[log_name].len(), count, "{log_name}");
+    }
+}
+
+/// A SWE-smith row of `repo` (`owner/name`) with these test lists.
+fn swe_smith_row(repo: &str, fail_to_pass: &[&str], pass_to_pass: &[&str]) -> Task {
+    let image_repo = repo.replace('/', "__");
+    let mut task = Task::new(
+        format!("{image_repo}.0123abcd.lm_rewrite__x"),
+        format!("swesmith/{image_repo}.0123abcd"),
+        "",
+        "bug",
+    );
+    task.fail_to_pass = fail_to_pass.iter().map(|id| (*id).to_owned()).collect();
+    task.pass_to_pass = pass_to_pass.iter().map(|id| (*id).to_owned()).collect();
+    task.extra.insert(
+        "image_name".into(),
+        format!(
+            "jyangballin/swesmith.x86_64.{}.0123abcd",
+            image_repo.to_lowercase()
+        )
+        .into(),
+    );
+    task
+}
+
+#[test]
+fn swe_smith_rows_run_swe_smiths_command_for_their_repository() {
+    use swerve_eval::rule::swe_smith_test_command;
+    // pytest's (the default): the FAIL_TO_PASS tests' files, to which the lists narrow.
+    let pandas = swe_smith_row(
+        "pandas-dev/pandas",
+        &[
+            "pandas/tests/a.py::test_x",
+            "pandas/tests/b.py::T::test_y[1 2]",
+            "pandas/tests/a.py::test_z",
+        ],
+        &[],
+    );
+    let tests = swe_smith_test_command(&pandas);
+    assert_eq!(
+        tests.command,
+        "pytest --disable-warnings --color=no --tb=no --verbose pandas/tests/a.py pandas/tests/b.py"
+    );
+    assert_eq!(tests.files, ["pandas/tests/a.py", "pandas/tests/b.py"]);
+    // mypy's: the tests by name, nothing narrowed.
+    let mypy = swe_smith_row(
+        "python/mypy",
+        &[
+            "mypy/test/testcheck.py::TypeCheckSuite::check-classes.test::testA",
+            "mypy/test/testcheck.py::TypeCheckSuite::check-x.test::testB",
+        ],
+        &[],
+    );
+    let tests = swe_smith_test_command(&mypy);
+    assert_eq!(tests.command, "pytest --color=no -rA -k 'testA or testB'");
+    assert!(tests.files.is_empty());
+    // Runners other than pytest run as the specs say, nothing narrowed.
+    for (repo, command) in [
+        ("tornadoweb/tornado", "python -m tornado.test --verbose"),
+        ("gin-gonic/gin", "go test -v ./..."),
+    ] {
+        let tests = swe_smith_test_command(&swe_smith_row(repo, &["x"], &[]));
+        assert_eq!(
+            (tests.command.as_str(), tests.files.len()),
+            (command, 0),
+            "{repo}"
+        );
+    }
+}
+
+#[test]
+fn a_swe_smith_row_of_a_repository_with_its_own_parser_grades_by_it() {
+    let log = format!(
+        "+ : '>>>>> Start Test Output'\n+ python -m tornado.test --verbose\n{}\n+ : '>>>>> End Test Output'\n",
+        fixture("swe-smith/parsers/tornadoweb__tornado.log")
+    );
+    let passing =
+        "test_100_continue (tornado.test.httpserver_test.HTTPConnectionTest.test_100_continue)";
+    let erroring = "test_request_timeout (tornado.test.simple_httpclient_test.SimpleHTTPSClientTestCase.test_request_timeout)";
+    let other = "test_unknown (tornado.test.nowhere.Nowhere.test_unknown)";
+    let parsed = swerve_eval::parsers::swe_smith::tornado(&log);
+    assert_eq!(
+        parsed.get(passing),
+        Some(&swerve_eval::TestStatus::Passed),
+        "{passing}"
+    );
+    // Passing FAIL_TO_PASS, and a PASS_TO_PASS test of another module the log does not
+    // show (SWE-smith counts it as passed; no narrowing for tornado's runner).
+    let resolved = graded(
+        &log,
+        &swe_smith_row("tornadoweb/tornado", &[passing], &[other]),
+    );
+    assert_eq!(
+        (resolved.rule, resolved.error.as_deref()),
+        (RewardRule::SweSmith, None)
+    );
+    assert!(resolved.resolved);
+    assert_eq!(resolved.tests_status.unwrap().pass_to_pass.success, [other]);
+    let failed = graded(
+        &log,
+        &swe_smith_row("tornadoweb/tornado", &[passing, erroring], &[]),
+    );
+    assert!(!failed.resolved);
+    assert_eq!(
+        failed.tests_status.unwrap().fail_to_pass.failure,
+        [erroring]
     );
 }
 

@@ -105,6 +105,10 @@ proptest! {
             prop_assert_eq!(first, parse(&log), "{} is not deterministic", name);
             let _ = grading::check_log(&log, parse);
         }
+        for (repo, parse) in parsers::swe_smith::REPO_PARSERS {
+            let first = parse(&log);
+            prop_assert_eq!(first, parse(&log), "SWE-smith's parser of {} is not deterministic", repo);
+        }
         let out = parsers::test_output(&log);
         prop_assert!(out.text.len() <= log.len());
     }
