@@ -8,8 +8,9 @@ ID/ID.traj.json (and ID/ID.report.json, the official report); REPOS_DIR holds ba
 directories as owner/name. Per instance, by SWE-bench's rule (as scripts/mine-prs.py): the
 pull request's merge commit found by number; the base commit the merge base of its parents,
 or a commit of the PR branch, whichever holds every pre-image blob the recorded submission's
-`index` lines name (so the checkout is the one the agent saw); test files to test_patch, the
-rest to patch; the version from the package's version file at the base (else `git describe`);
+`index` lines name (so the checkout is the one the agent saw); the pull request's own changes
+(from the merge base of the base and the PR's head) split into test files for test_patch and
+the rest for patch; the version from the package's version file at the base (else `git describe`);
 FAIL_TO_PASS / PASS_TO_PASS from the official report; the problem statement from the prompt.
 An instance whose blobs no candidate holds is left out (and named on stderr); with
 --unchecked-base it gets the first merge's merge base instead (for certifying gold and empty
@@ -82,10 +83,13 @@ def main():
             if not base:
                 print(f"{iid}: no base commit matches the submission's blobs", file=sys.stderr)
                 continue
-            files = git(repo, "diff", "--name-only", base, head).stdout.split()
+            # The pull request's own changes, as GitHub shows them: from where its branch left
+            # the base (the base itself, unless it is the target branch's later tip).
+            origin = git(repo, "merge-base", base, head).stdout.strip() or base
+            files = git(repo, "diff", "--name-only", origin, head).stdout.split()
             tests = [p for p in files if TEST_PATH.search(p)]
             code = [p for p in files if p not in tests]
-            d = lambda paths: git(repo, "diff", "--no-color", "--full-index", base, head, "--", *paths).stdout if paths else ""
+            d = lambda paths: git(repo, "diff", "--no-color", "--full-index", origin, head, "--", *paths).stdout if paths else ""
             described = git(repo, "describe", "--tags", "--abbrev=0", base).stdout.strip()
             for path in {"sympy": ["sympy/release.py"], "requests": ["requests/__version__.py", "requests/__init__.py"],
                          "pylint": ["pylint/__pkginfo__.py"], "sphinx": ["sphinx/__init__.py"],
