@@ -176,6 +176,19 @@ fn verdict(gold: &InstanceReport, empty: &InstanceReport) -> (CheckStatus, Optio
             .collect();
         if let Some(needs) = &gold.needs_network {
             let mut reason = needs.to_string();
+            if !gold.services.is_empty() {
+                // What the fixtures could not stand in for: the expected tests that failed.
+                let names: Vec<&str> = gold.services.iter().map(|service| service.name()).collect();
+                reason.push_str(&format!(
+                    "; served by fixtures: {}; expected tests that still failed: {}",
+                    names.join(", "),
+                    failed
+                        .iter()
+                        .map(|test| test.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
             if !foreign.is_empty() {
                 reason.push_str(&format!(
                     "; also {} failing expected tests have ids holding a path of the machine \

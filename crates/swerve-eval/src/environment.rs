@@ -252,7 +252,7 @@ impl Environment {
 
 /// Shows an interpreter's installation `prefix` read-only in the sandbox, unless it is in
 /// the system directories every sandbox sees.
-fn expose_interpreter(sandbox: &mut swerve_sandbox::SandboxConfig, prefix: &Path) {
+pub(crate) fn expose_interpreter(sandbox: &mut swerve_sandbox::SandboxConfig, prefix: &Path) {
     if prefix.is_absolute()
         && !swerve_sandbox::is_system_path(prefix)
         && !sandbox

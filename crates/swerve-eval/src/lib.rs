@@ -16,6 +16,7 @@ pub mod check;
 pub mod conda;
 pub mod environment;
 pub mod evaluate;
+pub mod fixtures;
 pub mod grader;
 pub mod grading;
 pub mod offline;

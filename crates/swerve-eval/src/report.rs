@@ -15,6 +15,7 @@ use crate::grading::{LogRejection, Resolution, TestsStatus, resolution};
 use crate::offline::NeedsNetwork;
 use crate::parsers::InvalidMarker;
 use crate::rule::RewardRule;
+use crate::spec::Service;
 use crate::status::EvalType;
 
 /// SWE-bench's per-instance `report.json`: the instance id mapped to its report.
@@ -85,6 +86,10 @@ pub struct InstanceReport {
     /// instance cannot be validated offline, whatever the patch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub needs_network: Option<NeedsNetwork>,
+    /// The network fixtures that served the tests ([`crate::fixtures`]: a local httpbin as
+    /// `httpbin.org`, the tarpit), as the recipe asked; absent when none did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub services: Vec<Service>,
 }
 
 /// The kinds of error that stop an evaluation; an instance with one is an error of the run.
@@ -220,6 +225,7 @@ impl InstanceReport {
             spec: None,
             rule: RewardRule::SweBench,
             needs_network: None,
+            services: Vec::new(),
         }
     }
 

@@ -101,6 +101,7 @@ mod reinstall;
 mod resolve;
 mod runner;
 mod script;
+mod service;
 mod shell;
 mod table;
 
@@ -114,5 +115,6 @@ pub use reinstall::{Reinstall, reinstall};
 pub use resolve::{Origin, SpecSource, TestSpec, resolve_spec};
 pub use runner::{RunnerNeed, probe_script, runner_needs};
 pub use script::{HEREDOC_DELIMITER, eval_script};
+pub use service::Service;
 pub(crate) use shell::quote;
 pub use table::{EntrySource, RecipeEntry, RecipeTable};

@@ -3,6 +3,7 @@
 //! Every field has a documented default; `docs/sandbox.md` lists them for users.
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -66,6 +67,15 @@ pub struct SandboxConfig {
     pub isolation: Isolation,
     /// Allow network access (shares the host's network namespace). Off by default.
     pub network: bool,
+    /// Extra `/etc/hosts` entries, name to address (`{ "httpbin.org" = "127.0.0.1" }`):
+    /// appended to the system root's file, read-only. Names must be host names. Needs
+    /// namespaces.
+    pub hosts: BTreeMap<String, IpAddr>,
+    /// Without network: IPv4 packets to addresses outside the sandbox are dropped (a default
+    /// route into `lo`) instead of refused, so connecting to one times out, as on a network
+    /// where nothing answers (`Network is unreachable` otherwise). Name lookups through a
+    /// non-local name server then time out too. Needs namespaces; ignored with `network`.
+    pub drop_outbound: bool,
     /// The absolute path at which every rollout sees its repository.
     pub mount_point: PathBuf,
     /// The working directory of commands, inside the sandbox. Defaults to `mount_point`.
@@ -183,6 +193,8 @@ impl Default for SandboxConfig {
         Self {
             isolation: Isolation::Auto,
             network: false,
+            hosts: BTreeMap::new(),
+            drop_outbound: false,
             mount_point: PathBuf::from("/testbed"),
             workdir: None,
             env: BTreeMap::new(),

@@ -147,6 +147,7 @@ impl Sandbox {
         }
         // Chosen first: a configuration this host cannot meet is an error, not a reason to
         // run without isolation.
+        crate::hosts::check(&config.hosts)?;
         let cpus = crate::cpus::choose(config.limits.cpus)?;
         let attempt = match Self::namespaced(&layer, config, placement, &cpus) {
             // A silent death of the init is retried once: it is rare and carries no setup error.
@@ -184,6 +185,14 @@ impl Sandbox {
             return Err(SandboxError::Unsupported(
                 "sandbox.userland = \"base\" needs namespaces (a plain subprocess runs the host's tools); \
                  set sandbox.userland = \"host\", or run `swerve doctor` to see why namespaces are unavailable"
+                    .into(),
+            ));
+        }
+        if !config.hosts.is_empty() || config.drop_outbound {
+            return Err(SandboxError::Unsupported(
+                "sandbox.hosts and sandbox.drop_outbound need namespaces (a plain subprocess \
+                 shares the host's /etc/hosts and network); run `swerve doctor` to see why \
+                 namespaces are unavailable"
                     .into(),
             ));
         }
@@ -233,6 +242,12 @@ impl Sandbox {
             let spec = InitSpec {
                 layers: placement.extra_layers.to_vec(),
                 network: config.network,
+                hosts: config
+                    .hosts
+                    .iter()
+                    .map(|(name, address)| (name.clone(), *address))
+                    .collect(),
+                drop_outbound: config.drop_outbound && !config.network,
                 tmp_bytes: config.limits.tmp_bytes,
                 hide_paths: config.hide_paths.clone(),
                 cgroup_procs: cgroup.as_ref().map(Cgroup::procs_files).unwrap_or_default(),
@@ -294,6 +309,12 @@ impl Sandbox {
         let spec = InitSpec {
             layers,
             network: config.network,
+            hosts: config
+                .hosts
+                .iter()
+                .map(|(name, address)| (name.clone(), *address))
+                .collect(),
+            drop_outbound: config.drop_outbound && !config.network,
             tmp_bytes: config.limits.tmp_bytes,
             hide_paths: placement
                 .hide

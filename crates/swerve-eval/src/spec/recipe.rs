@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::service::Service;
+
 /// How to build the environment for a task's tests: SWE-bench's `MAP_REPO_VERSION_TO_SPECS`
 /// entry without Docker and conda. Environments are cached per [`Recipe::key`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -41,6 +43,10 @@ pub struct Recipe {
     pub install: Option<String>,
     /// Environment variables for building and testing.
     pub env: BTreeMap<String, String>,
+    /// Network fixtures served in the evaluation sandbox ([`crate::fixtures`]): local
+    /// stand-ins for public test services. Not part of [`Recipe::key`]: they are built and
+    /// cached apart and change nothing in the task's environment.
+    pub services: Vec<Service>,
 }
 
 impl Recipe {

@@ -14,6 +14,7 @@ use super::directives::DirectiveStyle;
 use super::error::SpecError;
 use super::names::{canonical_log_parser, parse_eval_type, unknown_eval_type, unknown_parser};
 use super::recipe::Recipe;
+use super::service::Service;
 use crate::status::EvalType;
 
 /// The recipe table shipped with swerve.
@@ -23,7 +24,7 @@ const SHIPPED: &str = include_str!("../../data/recipes.toml");
 const SHIPPED_NAME: &str = "swerve-eval/data/recipes.toml";
 
 /// The fields of a `[[recipe]]` entry, in the order messages list them.
-const FIELDS: [&str; 17] = [
+const FIELDS: [&str; 18] = [
     "repo",
     "versions",
     "test_cmd",
@@ -40,6 +41,7 @@ const FIELDS: [&str; 17] = [
     "pre_install",
     "install",
     "env",
+    "services",
     "note",
 ];
 
@@ -211,6 +213,33 @@ struct EntryContext<'a> {
 }
 
 impl EntryContext<'_> {
+    /// The `services` array: names of network fixtures ([`Service`]), each once.
+    fn services(&self, value: &Spanned<DeValue<'_>>) -> Result<Vec<Service>, SpecError> {
+        let names = self.strings("services", value)?;
+        let mut services: Vec<Service> = Vec::new();
+        for name in &names {
+            let Some(service) = Service::from_name(name) else {
+                return Err(self.error(
+                    value.span().start,
+                    "services",
+                    format!(
+                        "unknown service {name:?}; expected one of {}",
+                        Service::names()
+                    ),
+                ));
+            };
+            if services.contains(&service) {
+                return Err(self.error(
+                    value.span().start,
+                    "services",
+                    format!("{name:?} is listed twice"),
+                ));
+            }
+            services.push(service);
+        }
+        Ok(services)
+    }
+
     fn error(&self, at: usize, field: &str, message: impl Into<String>) -> SpecError {
         SpecError::Recipe {
             file: self.reader.file.to_owned(),
@@ -438,6 +467,10 @@ impl Reader<'_> {
             env: match field("env") {
                 Some(value) => context.env(value)?,
                 None => Default::default(),
+            },
+            services: match field("services") {
+                Some(value) => context.services(value)?,
+                None => Vec::new(),
             },
         };
         Ok(RecipeEntry {

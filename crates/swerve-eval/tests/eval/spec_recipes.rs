@@ -265,7 +265,7 @@ fn entry_errors_name_entry_and_field() {
         ),
         (
             "repo = \"c/d\"\nversions = [\"1\"]\npyhton = \"3.9\"\n",
-            "recipes.toml line 8: recipe 2 (repo \"c/d\"): field \"pyhton\": unknown field; expected one of repo, versions, test_cmd, log_parser, eval_type, directives, python, packages, requirements, environment_files, exclude_newer, system_packages, pip_args, pre_install, install, env, note",
+            "recipes.toml line 8: recipe 2 (repo \"c/d\"): field \"pyhton\": unknown field; expected one of repo, versions, test_cmd, log_parser, eval_type, directives, python, packages, requirements, environment_files, exclude_newer, system_packages, pip_args, pre_install, install, env, services, note",
         ),
         (
             "repo = \"c/d\"\nversions = [\"1\"]\nlog_parser = \"nose\"\n",
@@ -295,4 +295,49 @@ fn entry_errors_name_entry_and_field() {
     for (body, expected) in cases {
         assert_eq!(entry(body), expected, "entry body {body:?}");
     }
+}
+
+// --- Network fixtures ---------------------------------------------------------------------
+
+#[test]
+fn services_name_network_fixtures_and_bad_ones_are_errors() {
+    use swerve_eval::spec::Service;
+    let table = RecipeTable::parse(
+        "[[recipe]]\nrepo = \"a/b\"\nversions = [\"*\"]\nservices = [\"tarpit\", \"httpbin\"]\n",
+        "recipes.toml",
+    )
+    .unwrap();
+    let entry = table.lookup("a/b", None).unwrap();
+    assert_eq!(entry.recipe.services, [Service::Tarpit, Service::Httpbin]);
+    // Not part of the environment's key: the fixtures are built apart.
+    let mut without = entry.recipe.clone();
+    without.services.clear();
+    assert_eq!(entry.recipe.key(), without.key());
+    // The shipped requests entries ask for both.
+    for version in ["2.0", "2.26", "9.9"] {
+        let requests = RecipeTable::shipped();
+        let entry = requests.lookup("psf/requests", Some(version)).unwrap();
+        assert_eq!(
+            entry.recipe.services,
+            [Service::Httpbin, Service::Tarpit],
+            "{version}"
+        );
+    }
+    let entry = |services: &str| {
+        parse_error(&format!(
+            "[[recipe]]\nrepo = \"a/b\"\nversions = [\"*\"]\nservices = {services}\n"
+        ))
+    };
+    assert_eq!(
+        entry("[\"httpbin.org\"]"),
+        "recipes.toml line 4: recipe 1 (repo \"a/b\"): field \"services\": unknown service \"httpbin.org\"; expected one of httpbin, tarpit"
+    );
+    assert_eq!(
+        entry("[\"httpbin\", \"httpbin\"]"),
+        "recipes.toml line 4: recipe 1 (repo \"a/b\"): field \"services\": \"httpbin\" is listed twice"
+    );
+    assert_eq!(
+        entry("\"httpbin\""),
+        "recipes.toml line 4: recipe 1 (repo \"a/b\"): field \"services\": expected an array of strings, found a string"
+    );
 }

@@ -41,6 +41,12 @@ pub(crate) struct InitSpec {
     pub layers: Vec<(PathBuf, LayerSpec)>,
     /// Keep the host's network namespace.
     pub network: bool,
+    /// Entries appended to the sandbox's `/etc/hosts` (`SandboxConfig::hosts`).
+    #[serde(default)]
+    pub hosts: Vec<(String, std::net::IpAddr)>,
+    /// Route IPv4 off the sandbox into `lo`, where it is dropped (`SandboxConfig::drop_outbound`).
+    #[serde(default)]
+    pub drop_outbound: bool,
     /// Size of `/tmp`, in bytes.
     pub tmp_bytes: u64,
     /// Host paths to cover with empty read-only directories.

@@ -180,6 +180,9 @@ pub(crate) fn build_and_pivot(spec: &InitSpec, sources: &HostSources) -> Result<
     build_proc(root)?;
     build_dev(root)?;
     build_sys(root, spec)?;
+    if !spec.hosts.is_empty() {
+        add_hosts(root, spec)?;
+    }
     let tmp_size = format!("size={},mode=1777", spec.tmp_bytes);
     for scratch in ["tmp", "run"] {
         let target = root.join(scratch);
@@ -312,6 +315,30 @@ fn build_etc(root: &Path) -> Result<(), String> {
         MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
         Some("size=1m,mode=0755"),
     )
+}
+
+/// Shows `/etc/hosts` as the system root's file with [`InitSpec::hosts`] appended,
+/// read-only: the file is written in the sandbox's `/dev` tmpfs, bound over `/etc/hosts` and
+/// unlinked (the bind keeps it), so it works whichever root (`/etc` tmpfs, a base root's or
+/// an image's `/etc`) is in place, as Docker's own `/etc/hosts` does.
+fn add_hosts(root: &Path, spec: &InitSpec) -> Result<(), String> {
+    let target = root.join("etc/hosts");
+    let base = match std::fs::read_to_string(&target) {
+        Ok(text) => text,
+        Err(error) => {
+            return Err(format!(
+                "cannot add sandbox.hosts entries: the sandbox's /etc/hosts cannot be read \
+                 ({error})"
+            ));
+        }
+    };
+    let entries = spec.hosts.iter().cloned().collect();
+    let staged = root.join("dev/.swerve-hosts");
+    std::fs::write(&staged, crate::hosts::render(&base, &entries))
+        .map_err(|error| format!("cannot write the sandbox's hosts file: {error}"))?;
+    bind_read_only(&staged, &target)?;
+    std::fs::remove_file(&staged)
+        .map_err(|error| format!("cannot remove {}: {error}", staged.display()))
 }
 
 /// A fresh procfs of the sandbox's PID namespace, with Docker's masked and read-only paths.

@@ -39,6 +39,9 @@ pub(crate) fn become_pid1(
     let _ = prctl::set_name(c"swerve-init");
     if !spec.network {
         bring_loopback_up()?;
+        if spec.drop_outbound {
+            route_outbound_into_loopback()?;
+        }
     }
     let _ = nix::unistd::sethostname("swerve-sandbox");
     crate::cpus::pin(&spec.cpus)?;
@@ -436,6 +439,50 @@ fn bring_loopback_up() -> Result<(), String> {
         if libc::ioctl(socket.as_raw_fd(), libc::SIOCSIFFLAGS, &request) < 0 {
             return Err(format!("cannot bring lo up: {}", nix::errno::Errno::last()));
         }
+    }
+    Ok(())
+}
+
+/// Adds an IPv4 default route through `lo` (`ip route add default dev lo`): a packet to an
+/// address outside the sandbox leaves on `lo`, comes back in, is not for a local address and
+/// is dropped (the namespace does not forward), so a connection to it times out as on a
+/// network where nothing answers, instead of failing at once with `ENETUNREACH`.
+fn route_outbound_into_loopback() -> Result<(), String> {
+    let socket = nix::sys::socket::socket(
+        nix::sys::socket::AddressFamily::Inet,
+        nix::sys::socket::SockType::Datagram,
+        nix::sys::socket::SockFlag::SOCK_CLOEXEC,
+        None,
+    )
+    .map_err(|error| format!("cannot open a socket to add a route: {error}"))?;
+    let any = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: 0,
+        sin_addr: libc::in_addr { s_addr: 0 },
+        sin_zero: [0; 8],
+    };
+    // SAFETY: rtentry is plain data; zeroed is a valid starting value, and sockaddr_in fits
+    // in the sockaddr fields (both are 16 bytes).
+    let mut route: libc::rtentry = unsafe { std::mem::zeroed() };
+    unsafe {
+        std::ptr::write(
+            std::ptr::addr_of_mut!(route.rt_dst).cast::<libc::sockaddr_in>(),
+            any,
+        );
+        std::ptr::write(
+            std::ptr::addr_of_mut!(route.rt_genmask).cast::<libc::sockaddr_in>(),
+            any,
+        );
+    }
+    route.rt_flags = libc::RTF_UP;
+    let mut device = *b"lo\0";
+    route.rt_dev = device.as_mut_ptr().cast::<libc::c_char>();
+    // SAFETY: valid socket and rtentry for SIOCADDRT; `device` outlives the call.
+    if unsafe { libc::ioctl(socket.as_raw_fd(), libc::SIOCADDRT, &route) } < 0 {
+        return Err(format!(
+            "cannot route outbound packets into lo: {}",
+            nix::errno::Errno::last()
+        ));
     }
     Ok(())
 }

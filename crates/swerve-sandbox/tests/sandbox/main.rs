@@ -7,6 +7,7 @@ mod common;
 
 mod base;
 mod host_view;
+mod network_fixtures;
 mod output_cap;
 mod security;
 mod submodules;
