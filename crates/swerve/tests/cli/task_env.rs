@@ -2,7 +2,9 @@
 //! installs a package from a wheel directory in the repository (no network), a project
 //! install and a variable. `swerve env exec` (the way every rollout opens its workspace)
 //! sees exactly what grading sees; a task whose tests reach for the network is named
-//! `needs_network`; `swerve tasks check` certifies a task file with a table and a JSON file.
+//! `needs_network`, unless its recipe asks for the network fixtures its tests need (a local
+//! httpbin from PyPI as `httpbin.org`, the tarpit); `swerve tasks check` certifies a task file
+//! with a table and a JSON file.
 
 use crate::common;
 
@@ -285,6 +287,57 @@ fn tests_that_need_the_network_are_named_and_tasks_check_certifies_a_file() {
         message.contains("t__helper-1.json: not a task check record"),
         "{message}"
     );
+}
+
+/// A task on the repository whose test talks to `http://httpbin.org` and expects a
+/// connection to requests' unroutable `TARPIT` address to time out.
+const WEB_TEST: &str = "import json\nimport socket\nimport unittest\nimport urllib.request\n\nimport app\n\n\nclass W(unittest.TestCase):\n    def test_web(self):\n        self.assertEqual(app.value(), 42)\n        body = json.load(urllib.request.urlopen('http://httpbin.org/get?x=1', timeout=10))\n        self.assertEqual(body['args'], {'x': '1'})\n        with self.assertRaises(socket.timeout):\n            socket.create_connection(('10.255.255.1', 81), timeout=1)\n";
+
+#[test]
+fn a_recipes_network_fixtures_grade_a_task_that_talks_to_httpbin_offline() {
+    let fixture = Fixture::new();
+    let commit = sh(&fixture.dir.join("repos/t/helper"), "git rev-parse HEAD");
+    let row = json!({
+        "repo": "t/helper", "instance_id": "t__helper-web", "base_commit": commit.trim(),
+        "version": "1.0", "patch": GOLD, "test_patch": new_file("test_web.py", WEB_TEST),
+        "problem_statement": "value() is off by one",
+        "FAIL_TO_PASS": ["test_web (test_web.W.test_web)"], "PASS_TO_PASS": [],
+    });
+    let tasks = fixture.dir.join("web.jsonl");
+    std::fs::write(&tasks, format!("{row}\n")).unwrap();
+    let recipes = std::fs::read_to_string(fixture.dir.join("recipes.toml")).unwrap();
+    let grade_gold = |out: &str| {
+        let out = fixture.dir.join(out);
+        let output = fixture.swerve(&[
+            "eval",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--gold",
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let results: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap())
+                .unwrap();
+        (output, results["t__helper-web"].clone())
+    };
+    // Without fixtures the tests cannot reach httpbin.org: the task cannot be validated.
+    let (output, report) = grade_gold("plain");
+    assert!(!output.status.success());
+    assert_eq!(report["needs_network"]["reason"], "network", "{report}");
+    assert!(report.get("services").is_none(), "{report}");
+    // With them (httpbin built from PyPI into a cached environment, served in the sandbox's
+    // own network namespace), gold resolves offline and the report says what served it.
+    std::fs::write(
+        fixture.dir.join("recipes.toml"),
+        format!("{recipes}services = [\"httpbin\", \"tarpit\"]\n"),
+    )
+    .unwrap();
+    let (output, report) = grade_gold("served");
+    let text = succeeded(&output);
+    assert!(text.contains("1/1 gold patches resolve"), "{text}");
+    assert_eq!(report["services"], json!(["httpbin", "tarpit"]), "{report}");
+    assert_eq!(report["resolved"], true, "{report}");
 }
 
 #[test]
