@@ -209,7 +209,7 @@ fn llama_config(path: &Path, raw: &Value) -> Result<Config> {
         if let Some(theta) = parameters.get("rope_theta") {
             fields.entry("rope_theta").or_insert_with(|| theta.clone());
         }
-        if !fields.get("rope_scaling").is_some_and(|v| !v.is_null()) {
+        if fields.get("rope_scaling").is_none_or(Value::is_null) {
             fields.insert("rope_scaling".to_owned(), Value::Object(parameters));
         }
     }
@@ -236,7 +236,11 @@ fn llama_config(path: &Path, raw: &Value) -> Result<Config> {
         .map_err(|error| invalid(path, format!("is not a Llama configuration: {error}")))?;
     let heads = llama.num_attention_heads;
     let kv_heads = llama.num_key_value_heads();
-    if heads == 0 || kv_heads == 0 || llama.hidden_size % heads != 0 || heads % kv_heads != 0 {
+    if heads == 0
+        || kv_heads == 0
+        || !llama.hidden_size.is_multiple_of(heads)
+        || !heads.is_multiple_of(kv_heads)
+    {
         return Err(invalid(
             path,
             format!(
@@ -247,14 +251,14 @@ fn llama_config(path: &Path, raw: &Value) -> Result<Config> {
             ),
         ));
     }
-    if let Some(head_dim) = head_dim {
-        if head_dim != (llama.hidden_size / heads) as u64 {
-            return Err(unsupported(format!(
-                "head_dim is {head_dim}, not hidden_size / num_attention_heads ({}); candle's \
+    if let Some(head_dim) = head_dim
+        && head_dim != (llama.hidden_size / heads) as u64
+    {
+        return Err(unsupported(format!(
+            "head_dim is {head_dim}, not hidden_size / num_attention_heads ({}); candle's \
                  Llama derives it from those",
-                llama.hidden_size / heads
-            )));
-        }
+            llama.hidden_size / heads
+        )));
     }
     if llama.max_position_embeddings == 0 || llama.vocab_size == 0 {
         return Err(invalid(
@@ -310,10 +314,10 @@ fn stop_ids(
         .iter()
         .find(|(name, _)| name == "eos_token")
         .map(|(_, text)| text);
-    if let Some(id) = eos_text.and_then(|text| tokenizer.token_to_id(text)) {
-        if !ids.contains(&id) {
-            ids.push(id);
-        }
+    if let Some(id) = eos_text.and_then(|text| tokenizer.token_to_id(text))
+        && !ids.contains(&id)
+    {
+        ids.push(id);
     }
     if ids.is_empty() {
         return Err(invalid(
