@@ -22,7 +22,8 @@ use crate::sampler::SamplingParams;
 /// (less where the context ends first).
 pub const DEFAULT_MAX_TOKENS: usize = 2048;
 
-/// A small GGUF model run in this process, on the CPU.
+/// A small model (a GGUF file or a Hugging Face model directory) run in this process, on
+/// the CPU.
 ///
 /// Calls must run inside a tokio runtime (generation goes to its blocking pool). Calls
 /// from concurrent rollouts take turns: the model runs one sequence at a time.
@@ -43,11 +44,17 @@ impl std::fmt::Debug for EmbeddedModel {
 }
 
 impl EmbeddedModel {
-    /// Loads the GGUF model in `path` (a second or so for the default model). Its name is
-    /// `embedded` until [`EmbeddedModel::with_name`] changes it.
+    /// Loads the model in `path`: a GGUF file, or a Hugging Face model directory of the
+    /// Llama family (a second or so for the default model). Its name is `embedded` until
+    /// [`EmbeddedModel::with_name`] changes it.
     pub fn load(path: &Path) -> Result<Self> {
+        let engine = if path.is_dir() {
+            crate::hf::load(path)?
+        } else {
+            Engine::load(path)?
+        };
         Ok(Self {
-            engine: Arc::new(Engine::load(path)?),
+            engine: Arc::new(engine),
             name: "embedded".to_owned(),
             defaults: Sampling::default(),
         })
@@ -65,7 +72,7 @@ impl EmbeddedModel {
         self
     }
 
-    /// What the model file is.
+    /// What the model is.
     pub fn info(&self) -> &ModelInfo {
         &self.engine.info
     }
@@ -75,8 +82,8 @@ impl EmbeddedModel {
         &self.engine.tokenizer
     }
 
-    /// `messages` rendered with the model's chat template (from its GGUF metadata), with the
-    /// generation prompt, as a chat call sends them to the model.
+    /// `messages` rendered with the model's chat template (from its GGUF metadata or its
+    /// directory), with the generation prompt, as a chat call sends them to the model.
     pub fn render(
         &self,
         messages: &[Message],
@@ -84,8 +91,9 @@ impl EmbeddedModel {
     ) -> Result<String, ModelError> {
         let Some(template) = &self.engine.template else {
             return Err(ModelError::config(format!(
-                "{} has no chat template (tokenizer.chat_template): send rendered prompts \
-                 (model.mode = \"completions\" with run.tokenizer) or use a GGUF file that has one",
+                "{} has no chat template (tokenizer.chat_template, or a directory's \
+                 tokenizer_config.json or chat_template.jinja): send rendered prompts \
+                 (model.mode = \"completions\" with run.tokenizer) or use a model that has one",
                 self.engine.info.path.display()
             )));
         };

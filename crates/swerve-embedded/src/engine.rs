@@ -1,4 +1,5 @@
-//! A loaded model and the generation loop: the prompt is run in chunks (prefill), then one
+//! A loaded model (a GGUF file here, a Hugging Face directory by [`crate::hf`]) and the
+//! generation loop: the prompt is run in chunks (prefill), then one
 //! token at a time with the key-value cache (decode), choosing each token with the
 //! [`Sampler`] until a stop token, a stop string, the token budget or the end of the context.
 //! Calls take the weights one at a time (they hold the cache) and check a cancel flag
@@ -21,28 +22,29 @@ use crate::weights::{MAX_POSITIONS, Weights};
 /// memory (heads × chunk × context) for long prompts.
 const PREFILL_CHUNK: usize = 512;
 
-/// What a model file is, as its metadata says.
+/// What a model is, as its metadata (a GGUF file's, or a directory's `config.json`) says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelInfo {
-    /// The GGUF file.
+    /// The GGUF file, or the Hugging Face model directory.
     pub path: PathBuf,
-    /// `general.name`, else the file name.
+    /// `general.name`, else the file name (a directory: its name).
     pub name: String,
-    /// `general.architecture`.
+    /// `general.architecture` (a directory: `model_type`).
     pub architecture: String,
     /// Tokens a prompt and its completion may take together here: the trained context
-    /// length, capped by what candle's Llama computes positions for.
+    /// length, capped (GGUF) by what candle's quantized Llama computes positions for.
     pub context_length: usize,
-    /// `<arch>.context_length`, the context the model was trained for.
+    /// `<arch>.context_length` (a directory: `max_position_embeddings`), the context the
+    /// model was trained for.
     pub trained_context_length: usize,
     /// Tokens in the vocabulary.
     pub vocab_size: usize,
-    /// The file's size in bytes.
+    /// The file's size in bytes (a directory: its safetensors files').
     pub file_bytes: u64,
     /// Bytes of the weights as they are multiplied, which generating one token reads (more
     /// than the file where types without a fast kernel were dequantized to f32).
     pub weight_bytes: u64,
-    /// Where the tokenizer came from: `GGUF metadata` or the `tokenizer.json` beside it.
+    /// Where the tokenizer came from: `GGUF metadata` or a `tokenizer.json`.
     pub tokenizer: String,
 }
 
@@ -144,7 +146,7 @@ pub(crate) fn chat_template(
 pub(crate) struct Engine {
     pub info: ModelInfo,
     pub tokenizer: Tokenizer,
-    /// The chat template from the metadata, if the file has one.
+    /// The chat template from the metadata (or `tokenizer_config.json`), if there is one.
     pub template: Option<ChatTemplate>,
     /// `bos_token` and `eos_token` for the template.
     pub special_tokens: Vec<(String, String)>,
@@ -154,7 +156,7 @@ pub(crate) struct Engine {
 }
 
 impl Engine {
-    /// Loads the model in `path`: metadata, tokenizer, chat template and weights.
+    /// Loads the GGUF model in `path`: metadata, tokenizer, chat template and weights.
     pub fn load(path: &Path) -> Result<Self> {
         let gguf = Gguf::open(path)?;
         let architecture = gguf.string("general.architecture")?.to_owned();
@@ -194,7 +196,7 @@ impl Engine {
                 .file_name()
                 .map_or_else(String::new, |name| name.to_string_lossy().into_owned()),
         };
-        let weights = Weights::load(gguf)?;
+        let weights = Weights::from_gguf(gguf)?;
         let info = ModelInfo {
             path: path.to_path_buf(),
             name,
@@ -210,14 +212,33 @@ impl Engine {
                 "GGUF metadata".to_owned()
             },
         };
-        Ok(Self {
+        Ok(Self::new(
+            info,
+            tokenizer,
+            template,
+            special_tokens,
+            stop_ids,
+            weights,
+        ))
+    }
+
+    /// A model from its loaded parts.
+    pub fn new(
+        info: ModelInfo,
+        tokenizer: Tokenizer,
+        template: Option<ChatTemplate>,
+        special_tokens: Vec<(String, String)>,
+        stop_ids: Vec<u32>,
+        weights: Weights,
+    ) -> Self {
+        Self {
             info,
             tokenizer,
             template,
             special_tokens,
             stop_ids,
             weights: Mutex::new(weights),
-        })
+        }
     }
 
     fn weights(&self) -> std::sync::MutexGuard<'_, Weights> {

@@ -1,5 +1,5 @@
-//! Errors loading an embedded model: each names the file, and the metadata key or what is
-//! missing, and says what to do. Errors of a model call are `swerve_llm::ModelError`s.
+//! Errors loading an embedded model: each names the file (of a model directory: the file
+//! at fault), and the metadata key or what is missing, and says what to do. Errors of a model call are `swerve_llm::ModelError`s.
 
 use std::path::PathBuf;
 
@@ -44,6 +44,14 @@ pub enum Error {
         /// The metadata key.
         key: String,
         /// What is wrong with it.
+        problem: String,
+    },
+    /// A file of a model directory is missing, or does not hold what the model needs.
+    #[error("{}: {problem}", path.display())]
+    Invalid {
+        /// The file (or the directory, for what is missing from it as a whole).
+        path: PathBuf,
+        /// What is missing or wrong.
         problem: String,
     },
     /// The model or its tokenizer is of a kind this backend does not run.

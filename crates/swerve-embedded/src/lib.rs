@@ -1,11 +1,13 @@
-//! An in-process model backend: a small quantized GGUF instruct model run on the CPU with
-//! candle, so swerve can drive a real language model with no server, GPU or API key.
+//! An in-process model backend: a small instruct model run on the CPU with candle, so
+//! swerve can drive a real language model with no server, GPU or API key. The model is a
+//! quantized GGUF file, or a Hugging Face model directory of the Llama family
+//! (`config.json`, `tokenizer.json`, `*.safetensors`: what a trainer saves).
 //!
 //! [`EmbeddedModel`] implements swerve-llm's [`Model`](swerve_llm::Model) seam like the HTTP
-//! backend: chat messages are rendered with the chat template from the file's metadata
-//! (swerve-chat, as transformers renders it), tokenized with the file's own tokenizer
-//! ([`Tokenizer`]: a `tokenizer.json` beside the file, else byte-level BPE from the
-//! metadata), and answered with text, token ids and per-token logprobs. Sampling follows the
+//! backend: chat messages are rendered with the chat template from the file's metadata or
+//! the directory's `tokenizer_config.json` (swerve-chat, as transformers renders it),
+//! tokenized with the model's own tokenizer ([`Tokenizer`]: a `tokenizer.json` in the
+//! directory or beside the file, else byte-level BPE from the metadata), and answered with text, token ids and per-token logprobs. Sampling follows the
 //! request (temperature, `top_p`, `max_tokens`, stop strings, seed: a seed gives the same
 //! tokens every time); a prompt that does not fit the context is a
 //! [`ModelError::ContextLength`](swerve_llm::ModelError::ContextLength).
@@ -36,6 +38,7 @@ mod chat;
 mod engine;
 mod error;
 mod gguf;
+mod hf;
 mod locate;
 mod sampler;
 mod tokenizer;

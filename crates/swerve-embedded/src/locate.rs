@@ -1,6 +1,7 @@
 //! Where model files are: swerve's models directory (`$SWERVE_MODELS_DIR`, else
 //! `~/.cache/swerve/models`), the default model's file name in it, and how a configured path
-//! or the default is turned into a file that exists, with an error saying how to get it.
+//! or the default is turned into a model that exists (a GGUF file or a Hugging Face model
+//! directory), with an error saying how to get it.
 
 use std::path::{Path, PathBuf};
 
@@ -30,8 +31,9 @@ pub fn default_model_path() -> PathBuf {
     models_dir().join(DEFAULT_MODEL_FILE)
 }
 
-/// The model file to load: `configured` when given (a file, or a directory holding exactly
-/// one `.gguf` file), else the default model in the models directory.
+/// The model to load: `configured` when given (a GGUF file, a Hugging Face model directory,
+/// which has a `config.json`, or a directory holding exactly one `.gguf` file), else the
+/// default model in the models directory.
 pub fn resolve(configured: Option<&Path>) -> Result<PathBuf> {
     let Some(configured) = configured else {
         let path = default_model_path();
@@ -52,13 +54,16 @@ pub fn resolve(configured: Option<&Path>) -> Result<PathBuf> {
         return Ok(configured.to_path_buf());
     }
     if configured.is_dir() {
+        if crate::hf::is_model_dir(configured) {
+            return Ok(configured.to_path_buf());
+        }
         return single_gguf(configured);
     }
     Err(Error::NotFound {
         path: configured.to_path_buf(),
         why: Some("model.path names no file or directory".to_owned()),
-        hint: "give a GGUF file, or unset model.path to use the default model \
-               (scripts/fetch-model.sh fetches it)"
+        hint: "give a GGUF file or a Hugging Face model directory, or unset model.path to use \
+               the default model (scripts/fetch-model.sh fetches it)"
             .to_owned(),
     })
 }
@@ -78,8 +83,13 @@ fn single_gguf(dir: &Path) -> Result<PathBuf> {
         1 => Ok(found.remove(0)),
         0 => Err(Error::NotFound {
             path: dir.to_path_buf(),
-            why: Some("the directory holds no .gguf file".to_owned()),
-            hint: "set model.path to a GGUF file".to_owned(),
+            why: Some(
+                "the directory holds no .gguf file, and no config.json of a Hugging Face model"
+                    .to_owned(),
+            ),
+            hint: "set model.path to a GGUF file or a Hugging Face model directory \
+                   (config.json, tokenizer.json, *.safetensors)"
+                .to_owned(),
         }),
         _ => Err(Error::NotFound {
             path: dir.to_path_buf(),
@@ -121,5 +131,13 @@ mod tests {
         std::fs::write(dir.join("b.gguf"), b"").unwrap();
         let text = resolve(Some(dir)).unwrap_err().to_string();
         assert!(text.contains("a.gguf, b.gguf"), "{text}");
+    }
+
+    #[test]
+    fn a_directory_with_a_config_is_a_hugging_face_model() {
+        let temp = tempfile::tempdir().unwrap();
+        std::fs::write(temp.path().join("a.gguf"), b"").unwrap();
+        std::fs::write(temp.path().join("config.json"), b"{}").unwrap();
+        assert_eq!(resolve(Some(temp.path())).unwrap(), temp.path());
     }
 }

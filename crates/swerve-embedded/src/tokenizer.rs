@@ -171,6 +171,17 @@ impl Tokenizer {
         self.inner.token_to_id(token)
     }
 
+    /// Writes the tokenizer as a Hugging Face `tokenizer.json` at `path`: a GGUF model's
+    /// tokenizer (built from its metadata) for a model directory of the same model.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        self.inner
+            .save(path, false)
+            .map_err(|err| Error::Tokenizer {
+                path: path.to_path_buf(),
+                message: format!("cannot write it: {err}"),
+            })
+    }
+
     /// The Hugging Face tokenizer inside.
     pub(crate) fn into_inner(self) -> tokenizers::Tokenizer {
         self.inner

@@ -1,7 +1,9 @@
-//! The network: candle's quantized Llama (`candle_transformers::models::quantized_llama`),
-//! the architecture of SmolLM, Llama and the many GGUF files converted as `llama`, run on
-//! the CPU. Its rotary tables cover [`MAX_POSITIONS`] positions, which bounds the usable
-//! context whatever the file's trained context length.
+//! The network, run on the CPU: candle's quantized Llama
+//! (`candle_transformers::models::quantized_llama`) over a GGUF file's tensors, or candle's
+//! Llama (`candle_transformers::models::llama`) over a Hugging Face directory's safetensors
+//! (loaded by [`crate::hf`]). Both are the architecture of SmolLM, Llama and the many models
+//! converted as `llama`. The quantized Llama's rotary tables cover [`MAX_POSITIONS`]
+//! positions, which bounds a GGUF model's usable context whatever its trained context length.
 //!
 //! Tensors of the quantized types candle multiplies with portable scalar code only
 //! ([`SCALAR_ONLY`]; SmolLM2's Q4_1 among them) are dequantized to f32 as the file is
@@ -13,6 +15,7 @@ use std::io::Cursor;
 use candle_core::quantized::gguf_file::{self, Content};
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{Device, Tensor};
+use candle_transformers::models::llama::{Cache, Llama};
 use candle_transformers::models::quantized_llama::{self, ModelWeights};
 
 use crate::error::{Error, Result};
@@ -27,16 +30,29 @@ pub(crate) const MAX_POSITIONS: usize = quantized_llama::MAX_SEQ_LEN;
 
 /// The loaded weights, with the key-value cache of the sequence being run.
 pub(crate) struct Weights {
-    model: ModelWeights,
+    network: Network,
     device: Device,
     /// Bytes of the weight tensors as they are multiplied (f32 where dequantized): what
     /// generating one token reads.
     pub bytes: u64,
 }
 
+/// Which of candle's Llama implementations runs the weights.
+enum Network {
+    /// The quantized Llama over a GGUF file's tensors; it holds its own cache.
+    Quantized(ModelWeights),
+    /// The Llama over safetensors, with the cache of the sequence being run and an empty
+    /// cache (its rotary tables computed once) to start the next sequence from.
+    Llama {
+        model: Llama,
+        cache: Cache,
+        empty: Cache,
+    },
+}
+
 impl Weights {
     /// Loads the tensors of a `llama` GGUF file.
-    pub fn load(mut gguf: Gguf) -> Result<Self> {
+    pub fn from_gguf(mut gguf: Gguf) -> Result<Self> {
         let architecture = gguf.string("general.architecture")?.to_owned();
         if architecture != "llama" {
             return Err(Error::Unsupported {
@@ -75,23 +91,43 @@ impl Weights {
             message: error.to_string(),
         })?;
         Ok(Self {
-            model,
+            network: Network::Quantized(model),
             device,
             bytes,
         })
+    }
+
+    /// Weights loaded from safetensors into candle's Llama, with an empty `cache` for it;
+    /// `bytes` of them are multiplied for each token.
+    pub fn from_llama(model: Llama, cache: Cache, device: Device, bytes: u64) -> Self {
+        Self {
+            network: Network::Llama {
+                model,
+                cache: cache.clone(),
+                empty: cache,
+            },
+            device,
+            bytes,
+        }
     }
 
     /// Runs `tokens` at positions `position..`, extending the cache (position 0 starts a
     /// new sequence), and returns the logits that follow the last of them.
     pub fn forward(&mut self, tokens: &[u32], position: usize) -> candle_core::Result<Vec<f32>> {
         let input = Tensor::new(tokens, &self.device)?.unsqueeze(0)?;
-        let logits = self.model.forward(&input, position)?;
+        let logits = match &mut self.network {
+            Network::Quantized(model) => model.forward(&input, position)?,
+            Network::Llama { model, cache, .. } => model.forward(&input, position, cache)?,
+        };
         logits.squeeze(0)?.to_vec1::<f32>()
     }
 
     /// Frees the cache.
     pub fn reset(&mut self) {
-        self.model.clear_kv_cache();
+        match &mut self.network {
+            Network::Quantized(model) => model.clear_kv_cache(),
+            Network::Llama { cache, empty, .. } => *cache = empty.clone(),
+        }
     }
 }
 

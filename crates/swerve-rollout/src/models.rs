@@ -32,6 +32,14 @@ pub const NOTICE: &str = "notice";
 /// The model name that selects the embedded model.
 pub const EMBEDDED: &str = "embedded";
 
+/// The model path in a command line's `--model embedded:PATH` (a GGUF file or a Hugging Face
+/// model directory: `model.name = "embedded"` with `model.path = PATH`), if `name` is one.
+pub fn embedded_path(name: &str) -> Option<&str> {
+    name.strip_prefix(EMBEDDED)?
+        .strip_prefix(':')
+        .filter(|path| !path.is_empty())
+}
+
 /// The model the section `section` (e.g. `edit.viewer`) describes: the embedded model when
 /// it is named `embedded`, else the served model at its base URL, priced by `prices`. Such
 /// models are sent chat messages, so a served one must be in chat mode.

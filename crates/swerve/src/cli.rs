@@ -483,8 +483,10 @@ pub struct RunArgs {
     /// Output directory (trajectories, logs, preds.jsonl, summary.json); reruns resume in it.
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
-    /// `replay` (replays each task's demonstration), `embedded` (a small GGUF model run in
-    /// this process on the CPU, see docs/embedded.md) or a served model's name [model.name].
+    /// `replay` (replays each task's demonstration), `embedded` (a small model run in this
+    /// process on the CPU, see docs/embedded.md), `embedded:PATH` (the embedded model from a
+    /// GGUF file or a Hugging Face model directory [model.path]) or a served model's name
+    /// [model.name].
     #[arg(long)]
     pub model: Option<String>,
     /// Base URL of an OpenAI-compatible server (vLLM, SGLang, llama.cpp, Ollama, …), e.g.
@@ -547,8 +549,16 @@ impl RunArgs {
     pub fn assignments(&self) -> Vec<(String, String)> {
         let quoted = toml_string;
         let path = |path: &PathBuf| toml_string(&path.to_string_lossy());
+        let (model, model_path) = match self.model.as_deref() {
+            Some(name) => match swerve_rollout::models::embedded_path(name) {
+                Some(file) => (Some(swerve_rollout::models::EMBEDDED), Some(file)),
+                None => (Some(name), None),
+            },
+            None => (None, None),
+        };
         given([
-            ("model.name", self.model.as_deref().map(quoted)),
+            ("model.name", model.map(quoted)),
+            ("model.path", model_path.map(quoted)),
             ("model.base_url", self.base_url.as_deref().map(quoted)),
             ("model.api_key_env", self.api_key_env.as_deref().map(quoted)),
             ("run.demos", self.demos.as_ref().map(path)),

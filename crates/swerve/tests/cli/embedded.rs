@@ -32,16 +32,21 @@ pub fn model_present() -> bool {
 /// The bundled task the embedded model's rollouts run.
 const CALC: &str = "swerve-examples__calc-1";
 
-/// `swerve run --model embedded` (seed 1, `max_tokens` tokens a reply) on [`CALC`] with
-/// `extra` arguments: the cache (kept alive), the run directory and the output.
+/// `swerve run --model embedded:PATH` (the default model's file named, seed 1, `max_tokens`
+/// tokens a reply) on [`CALC`] with `extra` arguments: the cache (kept alive), the run
+/// directory and the output.
 fn run_calc(
     max_tokens: u32,
     extra: &[&str],
 ) -> (tempfile::TempDir, std::path::PathBuf, std::process::Output) {
     let cache = tempfile::tempdir().unwrap();
     let out = cache.path().join("run");
+    let model = format!(
+        "embedded:{}",
+        swerve_embedded::default_model_path().display()
+    );
     let output = RunArgs::new(&out)
-        .model("embedded")
+        .model(&model)
         .args(extra)
         .set("model.sampling.seed=1")
         .set(&format!("model.sampling.max_tokens={max_tokens}"))
@@ -60,6 +65,12 @@ fn the_embedded_model_drives_a_rollout_end_to_end() {
     let printed = stderr(&output);
     assert!(output.status.success(), "{printed}");
     assert!(printed.contains("embedded model: "), "{printed}");
+    // `embedded:PATH` loaded the file it names.
+    let path = swerve_embedded::default_model_path();
+    assert!(
+        printed.contains(&format!("({}, ", path.display())),
+        "{printed}"
+    );
     let lines = json_lines(&out.join(format!("trajectories/{id}__0.jsonl")));
     let steps: Vec<_> = lines.iter().filter(|line| line["type"] == "step").collect();
     assert!(!steps.is_empty(), "{lines:?}");
@@ -105,6 +116,19 @@ fn the_embedded_model_drives_a_rollout_end_to_end() {
         printed.contains("model.base_url") && printed.contains("embedded"),
         "{printed}"
     );
+
+    // --model embedded:PATH naming nothing is refused, naming the path and model.path.
+    let missing = cache.path().join("no-such-model");
+    let output = RunArgs::new(&out)
+        .model(&format!("embedded:{}", missing.display()))
+        .args([id])
+        .run(cache.path());
+    let printed = stderr(&output);
+    assert!(!output.status.success());
+    assert!(
+        printed.contains(&missing.display().to_string()) && printed.contains("model.path"),
+        "{printed}"
+    );
 }
 
 #[test]
@@ -128,6 +152,12 @@ fn the_embedded_model_is_the_editor_subagent_of_a_run() {
     let printed = stderr(&output);
     assert!(output.status.success(), "{printed}");
     assert!(printed.contains("embedded model: "), "{printed}");
+    // `embedded:PATH` loaded the file it names.
+    let path = swerve_embedded::default_model_path();
+    assert!(
+        printed.contains(&format!("({}, ", path.display())),
+        "{printed}"
+    );
     let lines = json_lines(&out.join(format!("trajectories/{id}__0.jsonl")));
     let editors: Vec<&serde_json::Value> = lines
         .iter()
