@@ -68,32 +68,46 @@ impl Cache {
         self.root.join("workspaces")
     }
 
-    /// Removes workspace layers whose owning process no longer exists (left by a crash).
-    /// A layer without an `owner` file may be one another thread is creating right now, so it
-    /// is removed only once it is a minute old.
+    /// Removes workspace layers whose owning process no longer exists (left by a crash or a
+    /// kill). The owner is the pid in the layer's `owner` file or, before that file is
+    /// written, the pid its name starts with (`<pid>-…`, see `Workspace::create`). A dead
+    /// owner's sandboxes may still be exiting and writing into the layer for a moment, so a
+    /// removal that fails is retried for a few seconds; what still cannot be removed is left
+    /// with a warning for the next open.
     fn prune_stale_workspaces(&self) {
         let Ok(entries) = std::fs::read_dir(self.workspaces_dir()) else {
             return;
         };
         for entry in entries.flatten() {
-            let stale = match std::fs::read_to_string(entry.path().join("owner")) {
-                Ok(owner) => owner
-                    .trim()
-                    .parse::<u32>()
-                    .is_ok_and(|pid| !Path::new(&format!("/proc/{pid}")).exists()),
-                Err(_) => entry
-                    .metadata()
-                    .and_then(|metadata| metadata.modified())
-                    .is_ok_and(|modified| {
-                        modified
-                            .elapsed()
-                            .is_ok_and(|age| age > std::time::Duration::from_secs(60))
-                    }),
+            let path = entry.path();
+            let Some(owner) = layer_owner(&path) else {
+                continue;
             };
-            if stale {
-                let _ = crate::tree::remove_tree(&entry.path());
+            if Path::new(&format!("/proc/{owner}")).exists() {
+                continue;
+            }
+            let mut attempts = 0;
+            while let Err(error) = crate::tree::remove_tree(&path) {
+                attempts += 1;
+                if attempts == 20 {
+                    tracing::warn!(
+                        "cannot remove {}, a layer of the finished process {owner}: {error}",
+                        path.display()
+                    );
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(250));
             }
         }
+    }
+}
+
+/// The pid that owns the workspace layer at `layer`: its `owner` file's, else the one its
+/// name starts with. `None` for an entry that is not a layer.
+fn layer_owner(layer: &Path) -> Option<u32> {
+    match std::fs::read_to_string(layer.join("owner")) {
+        Ok(owner) => owner.trim().parse().ok(),
+        Err(_) => layer.file_name()?.to_str()?.split('-').next()?.parse().ok(),
     }
 }
 

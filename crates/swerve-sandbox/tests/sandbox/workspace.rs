@@ -358,13 +358,19 @@ fn stale_workspaces_of_dead_processes_are_pruned_when_the_cache_opens() {
     let stale = fixture.cache.root().join("workspaces/999999999-0-0");
     std::fs::create_dir_all(stale.join("upper/deep")).unwrap();
     std::fs::write(stale.join("owner"), "999999999").unwrap();
+    let killed_while_created = fixture.cache.root().join("workspaces/999999998-1-0");
+    std::fs::create_dir_all(&killed_while_created).unwrap();
     let being_created = fixture.cache.root().join("workspaces/1-0-0");
     std::fs::create_dir_all(&being_created).unwrap();
     let _reopened = swerve_sandbox::Cache::open(fixture.cache.root()).unwrap();
     assert!(!stale.exists());
     assert!(
+        !killed_while_created.exists(),
+        "a layer without its owner file yet belongs to the pid its name starts with"
+    );
+    assert!(
         being_created.exists(),
-        "a fresh layer without its owner file yet may be another thread's"
+        "a layer of a live process (its name's pid) is kept"
     );
 }
 
