@@ -23,10 +23,9 @@ use swerve_core::Task;
 use swerve_sandbox::{Cache, ImageRoot, RepoMap, SandboxError, Workspace, WorkspaceOptions};
 
 use crate::apply::{apply_patch, write_file};
-use crate::environment::Environments;
-use crate::fixtures::Fixtures;
+use crate::fixtures::{Fixtures, StartError};
 use crate::grading::{check_log, grade};
-use crate::prepare::{PreparedTask, ResolvedTask, TaskEnvironments};
+use crate::prepare::{FIXTURES_START_TIMEOUT, PreparedTask, ResolvedTask, TaskEnvironments};
 use crate::report::{ErrorClass, InfraReason, InstanceReport};
 use crate::rule::{self, RewardRule};
 use crate::spec::{RecipeTable, TestSpec, eval_script, probe_script, resolve_spec};
@@ -214,36 +213,16 @@ impl Evaluator<'_> {
                 return report.record_infra(InfraReason::EnvironmentUnavailable, error.to_string());
             }
         };
-        let PreparedTask { spec, base, .. } = &prepared;
-        let mut options = prepared.workspace_options.clone();
-        let services = spec
-            .recipe
-            .as_ref()
-            .map(|recipe| recipe.services.as_slice())
-            .unwrap_or_default();
-        let mut fixtures_start = None;
-        if !services.is_empty() {
-            let started = Instant::now();
-            let python = spec
-                .recipe
-                .as_ref()
-                .and_then(|recipe| recipe.python.as_deref());
-            let fixtures = match Fixtures::prepare(&self.builds(), base, services, python) {
-                Ok(fixtures) => fixtures,
-                Err(error) => {
-                    return report.record_infra(
-                        InfraReason::EnvironmentUnavailable,
-                        format!("preparing the network fixtures: {error}"),
-                    );
-                }
-            };
-            *report.timings.environment.get_or_insert(0.0) += started.elapsed().as_secs_f64();
-            fixtures.apply(&mut options);
-            report.services = fixtures.services().to_vec();
-            fixtures_start = fixtures.start_script();
-        }
+        let PreparedTask {
+            spec,
+            base,
+            fixtures,
+            workspace_options: options,
+            ..
+        } = &prepared;
+        report.services = fixtures.services().to_vec();
         let started = Instant::now();
-        let workspace = match workspaces::create(self.cache, Origin::Checkout(base), &options) {
+        let workspace = match workspaces::create(self.cache, Origin::Checkout(base), options) {
             Ok(workspace) => workspace,
             Err(error) => {
                 return report.record_infra(
@@ -255,21 +234,11 @@ impl Evaluator<'_> {
         *report.timings.workspace.get_or_insert(0.0) += started.elapsed().as_secs_f64();
         let repo_dir = options.sandbox.mount_point.to_string_lossy();
         let scripts = Scripts {
-            fixtures: fixtures_start,
+            fixtures: fixtures.clone(),
             probe: probe_script(spec, &repo_dir),
             eval: eval_script(spec, task, &repo_dir, patch),
         };
         self.test(task, patch, spec, workspace, scripts, report);
-    }
-
-    /// How this evaluator builds environments (the network fixtures' too).
-    fn builds(&self) -> Environments<'_> {
-        Environments {
-            cache: self.cache,
-            template: &self.settings.workspace,
-            network: self.settings.environment_network,
-            timeout: self.settings.environment_timeout,
-        }
     }
 
     /// Grades `patch` in `task`'s image: the workspace's root is the image, the repository
@@ -332,7 +301,7 @@ impl Evaluator<'_> {
         report.spec = Some(spec.summary(&task));
         let repo_dir = options.sandbox.mount_point.to_string_lossy();
         let scripts = Scripts {
-            fixtures: None,
+            fixtures: Fixtures::default(),
             probe: probe_script(&spec, &repo_dir).map(|probe| activate_conda(&probe)),
             eval: activate_conda(&eval_script(&spec, &task, &repo_dir, patch)),
         };
@@ -357,10 +326,7 @@ impl Evaluator<'_> {
         let short = Duration::from_secs(120);
 
         let mut log = String::new();
-        let fixtures = match &scripts.fixtures {
-            Some(start) => start_fixtures(shell.as_ref(), start, short, &mut log),
-            None => Ok(()),
-        };
+        let fixtures = start_fixtures(shell.as_ref(), &scripts.fixtures, &mut log);
         let runner = fixtures.and_then(|()| match &scripts.probe {
             Some(probe) => probe_runner(shell.as_ref(), probe, short, &mut log),
             None => Ok(()),
@@ -483,9 +449,8 @@ impl Evaluator<'_> {
 /// The scripts an evaluation runs: the network fixtures' start and the runner probe
 /// (before the patch), and the eval script (after it).
 struct Scripts {
-    /// [`Fixtures::start_script`]: starts the network fixtures and waits until they answer;
-    /// `None` without fixtures to start.
-    fixtures: Option<String>,
+    /// The network fixtures, started first (none for most tasks).
+    fixtures: Fixtures,
     /// [`probe_script`]'s check that the test command can start; `None` when there is
     /// nothing to check.
     probe: Option<String>,
@@ -496,41 +461,31 @@ struct Scripts {
 /// Where the runner probe is written inside the sandbox.
 const PROBE_PATH: &str = "/tmp/swerve-probe.sh";
 
-/// Where the network fixtures' start script is written inside the sandbox.
-const FIXTURES_PATH: &str = "/tmp/swerve-fixtures.sh";
-
-/// Starts the network fixtures with `start` in the untouched workspace of `shell` and
-/// appends what it printed to `log`. `Err` when they do not answer or the script cannot
-/// run: the machinery's failure (`environment_unavailable`), since nothing of the model's is
-/// in the workspace yet.
+/// Starts `fixtures` in the untouched workspace of `shell` and appends what they printed
+/// to `log`. `Err` when they do not answer or the script cannot run: the machinery's
+/// failure (`environment_unavailable`, or `sandbox_fault` when the script could not run),
+/// since nothing of the model's is in the workspace yet.
 fn start_fixtures(
     shell: &dyn swerve_core::Shell,
-    start: &str,
-    timeout: Duration,
+    fixtures: &Fixtures,
     log: &mut String,
 ) -> Result<(), (InfraReason, String)> {
-    let outcome = write_file(shell, FIXTURES_PATH, start, timeout)
-        .and_then(|()| shell.run(&format!("bash {FIXTURES_PATH} 2>&1"), timeout))
-        .map_err(|error| {
-            (
-                InfraReason::SandboxFault,
-                format!("starting the network fixtures: {error}"),
-            )
-        })?;
-    let printed = outcome.stdout_text();
+    if fixtures.services().is_empty() {
+        return Ok(());
+    }
     log.push_str(">>>>> swerve: network fixtures (before the patch)\n");
-    log.push_str(&printed);
-    match (outcome.timed_out, outcome.exit_code) {
-        (false, Some(0)) => Ok(()),
-        _ => Err((
-            InfraReason::EnvironmentUnavailable,
-            format!(
-                "the network fixtures did not start (exit {:?}{}): {}",
-                outcome.exit_code,
-                if outcome.timed_out { ", timed out" } else { "" },
-                printed.trim()
-            ),
-        )),
+    match fixtures.start(shell, FIXTURES_START_TIMEOUT) {
+        Ok(printed) => {
+            log.push_str(&printed);
+            Ok(())
+        }
+        Err(error @ StartError::Sandbox(_)) => Err((InfraReason::SandboxFault, error.to_string())),
+        Err(error @ StartError::NoAnswer { .. }) => {
+            if let StartError::NoAnswer { printed, .. } = &error {
+                log.push_str(printed);
+            }
+            Err((InfraReason::EnvironmentUnavailable, error.to_string()))
+        }
     }
 }
 

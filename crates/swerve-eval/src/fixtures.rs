@@ -16,18 +16,26 @@
 //!   such as requests' `TARPIT` (`10.255.255.1`) times out, as it does on the official
 //!   harness's network, instead of failing at once with `Network is unreachable`.
 //!
-//! The fixtures are started by their own command in the fresh workspace, before the runner
-//! probe and before the patch is applied ([`Fixtures::start_script`]), with their own
+//! They are part of a task's prepared environment ([`TaskEnvironments::environment`]), so
+//! the agent's workspace has them as its grade's has: rollouts, the gym, `swerve env` and
+//! grading alike ([`PreparedTask::workspace`] starts them). The fixtures are started by their
+//! own command in the fresh workspace ([`Fixtures::start`]), before the runner probe and
+//! before the patch is applied, with their own
 //! interpreter in isolated mode (`python -I`, from `/`): nothing the patch or the tests change
 //! reaches them, and a fixture that does not answer is the machinery's failure (`infra`,
 //! `environment_unavailable`), not the model's. They stop with the workspace, after the tests.
 //!
 //! [`InstanceReport::services`]: crate::report::InstanceReport::services
+//! [`TaskEnvironments::environment`]: crate::prepare::TaskEnvironments::environment
+//! [`PreparedTask::workspace`]: crate::prepare::PreparedTask::workspace
 
 use std::net::{IpAddr, Ipv4Addr};
+use std::time::Duration;
 
+use swerve_core::Shell;
 use swerve_sandbox::{BaseCheckout, ExtraLayer, LayerAccess, WorkspaceOptions};
 
+use crate::apply::write_file;
 use crate::environment::{
     Environment, EnvironmentError, EnvironmentRecipe, Environments, expose_interpreter,
 };
@@ -52,7 +60,28 @@ const HTTPBIN_BIND: &str = "127.0.0.1:80";
 /// Seconds the start script waits for httpbin to answer.
 const START_SECONDS: u32 = 60;
 
-/// The fixtures of one evaluation, built and ready to layer into its workspace.
+/// Where the fixtures' start script is written inside the sandbox.
+const START_PATH: &str = "/tmp/swerve-fixtures.sh";
+
+/// Why the fixtures did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The start script could not be written or run: the sandbox's fault.
+    #[error("starting the network fixtures: {0}")]
+    Sandbox(#[source] std::io::Error),
+    /// The script ran, but the fixtures did not answer.
+    #[error("the network fixtures did not start (exit {exit:?}{}): {}", if *.timed_out { ", timed out" } else { "" }, .printed.trim())]
+    NoAnswer {
+        /// The script's exit code (`None` when it was killed).
+        exit: Option<i32>,
+        /// Whether it ran out of time.
+        timed_out: bool,
+        /// What it printed (the fixture's log).
+        printed: String,
+    },
+}
+
+/// The fixtures of one task, built and ready to layer into its workspaces.
 #[derive(Debug, Clone, Default)]
 pub struct Fixtures {
     /// The services, sorted, each once.
@@ -108,9 +137,29 @@ impl Fixtures {
         }
     }
 
+    /// Starts the fixtures in the fresh workspace `shell` runs in and waits until they
+    /// answer; returns what the start printed (empty when no fixture needs starting).
+    pub fn start(&self, shell: &dyn Shell, timeout: Duration) -> Result<String, StartError> {
+        let Some(script) = self.start_script() else {
+            return Ok(String::new());
+        };
+        let outcome = write_file(shell, START_PATH, &script, timeout)
+            .and_then(|()| shell.run(&format!("bash {START_PATH} 2>&1"), timeout))
+            .map_err(StartError::Sandbox)?;
+        let printed = outcome.stdout_text();
+        match (outcome.timed_out, outcome.exit_code) {
+            (false, Some(0)) => Ok(printed),
+            (timed_out, exit) => Err(StartError::NoAnswer {
+                exit,
+                timed_out,
+                printed,
+            }),
+        }
+    }
+
     /// The shell script that starts the fixtures and waits until they answer (exit 0), or
     /// prints why not (non-zero); `None` when no fixture needs starting.
-    pub fn start_script(&self) -> Option<String> {
+    fn start_script(&self) -> Option<String> {
         self.httpbin.as_ref()?;
         let python = format!("{HTTPBIN_MOUNT_POINT}/bin/python -I");
         Some(format!(

@@ -6,7 +6,7 @@
 //! [`workspace_options`](PreparedTask::workspace_options) layer that environment in: the prefix
 //! copy-on-write at [`ENV_MOUNT_POINT`](crate::environment::ENV_MOUNT_POINT), the install
 //! step's repository layer, the interpreter's installation read-only, `PATH`
-//! and the recipe's variables. Rollouts (`swerve run`, `swerve serve`, `swerve env`) and
+//! and the recipe's variables, and the recipe's network fixtures ([`Fixtures`]). Rollouts (`swerve run`, `swerve serve`, `swerve env`) and
 //! [`Evaluator::evaluate`](crate::evaluate::Evaluator::evaluate) both create their
 //! workspaces from these options ([`PreparedTask::workspace`], through the one workspace
 //! factory [`workspaces::create`]), so an agent runs `python -m pytest` with the interpreter,
@@ -19,6 +19,7 @@ use swerve_core::Task;
 use swerve_sandbox::{BaseCheckout, Cache, RepoMap, SandboxError, Workspace, WorkspaceOptions};
 
 use crate::environment::{Environment, EnvironmentError, EnvironmentRecipe, Environments};
+use crate::fixtures::{Fixtures, StartError};
 use crate::spec::{RecipeTable, SpecError, TestSpec, resolve_spec};
 use crate::workspaces::{self, Origin};
 
@@ -57,16 +58,42 @@ pub struct PreparedTask {
     pub spec: TestSpec,
     /// The cached environment, when the spec has a recipe.
     pub environment: Option<Environment>,
-    /// Workspace options with the environment layered in.
+    /// The recipe's network fixtures (none without a recipe or `services`), already in
+    /// [`workspace_options`](Self::workspace_options); started in each workspace.
+    pub fixtures: Fixtures,
+    /// Workspace options with the environment and the fixtures layered in.
     pub workspace_options: WorkspaceOptions,
-    /// Seconds spent building or finding the environment (`None` without a recipe).
+    /// Seconds spent building or finding the environment and the fixtures (`None` without
+    /// a recipe).
     pub environment_seconds: Option<f64>,
 }
 
+/// How long the network fixtures may take to start in a fresh workspace.
+pub const FIXTURES_START_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Why a prepared task's workspace could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    /// The workspace could not be created.
+    #[error("{0}")]
+    Create(#[source] SandboxError),
+    /// Its network fixtures did not start.
+    #[error("{0}")]
+    Fixtures(#[source] StartError),
+}
+
 impl PreparedTask {
-    /// A fresh workspace of the task with its environment (made by [`workspaces::create`]).
-    pub fn workspace(&self, cache: &Cache) -> Result<Workspace, SandboxError> {
-        workspaces::create(cache, Origin::Checkout(&self.base), &self.workspace_options)
+    /// A fresh workspace of the task with its environment (made by [`workspaces::create`])
+    /// and its network fixtures started, as the agent works in it. Grading starts the
+    /// fixtures itself, to log them and to tell their failure from the sandbox's.
+    pub fn workspace(&self, cache: &Cache) -> Result<Workspace, WorkspaceError> {
+        let workspace =
+            workspaces::create(cache, Origin::Checkout(&self.base), &self.workspace_options)
+                .map_err(WorkspaceError::Create)?;
+        self.fixtures
+            .start(workspace.shell().as_ref(), FIXTURES_START_TIMEOUT)
+            .map_err(WorkspaceError::Fixtures)?;
+        Ok(workspace)
     }
 }
 
@@ -82,6 +109,9 @@ pub enum PrepareError {
     /// The environment could not be built.
     #[error("preparing the environment: {0}")]
     Environment(#[source] EnvironmentError),
+    /// The recipe's network fixtures could not be built.
+    #[error("preparing the network fixtures: {0}")]
+    Fixtures(#[source] EnvironmentError),
 }
 
 impl TaskEnvironments<'_> {
@@ -104,24 +134,33 @@ impl TaskEnvironments<'_> {
                 base,
                 spec,
                 environment: None,
+                fixtures: Fixtures::default(),
                 workspace_options,
                 environment_seconds: None,
             });
         };
         let started = Instant::now();
-        let environment = Environments {
+        let builds = Environments {
             cache: self.cache,
             template: self.workspace,
             network: self.network,
             timeout: self.timeout,
-        }
-        .prepare(&base, &EnvironmentRecipe::from(recipe))
-        .map_err(PrepareError::Environment)?;
+        };
+        let environment = builds
+            .prepare(&base, &EnvironmentRecipe::from(recipe))
+            .map_err(PrepareError::Environment)?;
         environment.apply(&mut workspace_options);
+        let fixtures = match recipe.services.is_empty() {
+            true => Fixtures::default(),
+            false => Fixtures::prepare(&builds, &base, &recipe.services, recipe.python.as_deref())
+                .map_err(PrepareError::Fixtures)?,
+        };
+        fixtures.apply(&mut workspace_options);
         Ok(PreparedTask {
             base,
             spec,
             environment: Some(environment),
+            fixtures,
             workspace_options,
             environment_seconds: Some(started.elapsed().as_secs_f64()),
         })

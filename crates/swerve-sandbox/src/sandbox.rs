@@ -117,6 +117,38 @@ pub(crate) struct Placement<'a> {
     pub system_root: Option<&'a Path>,
 }
 
+impl InitSpec {
+    /// The part of an init's spec every sandbox takes from its settings and placement
+    /// alike (network, names, packet dropping, `/tmp` size, cgroups, `HOME`, CPUs); the
+    /// layers, root, hidden and shown paths are left empty for the caller to set.
+    fn from_config(
+        config: &SandboxConfig,
+        placement: &Placement<'_>,
+        cgroup: Option<&Cgroup>,
+        cpus: &[usize],
+    ) -> Self {
+        InitSpec {
+            layers: Vec::new(),
+            network: config.network,
+            hosts: config
+                .hosts
+                .iter()
+                .map(|(name, address)| (name.clone(), *address))
+                .collect(),
+            drop_outbound: config.drop_outbound && !config.network,
+            tmp_bytes: config.limits.tmp_bytes,
+            hide_paths: Vec::new(),
+            cgroup_procs: cgroup.map(Cgroup::procs_files).unwrap_or_default(),
+            home: (placement.home.to_path_buf(), config.home.clone()),
+            exposures: Vec::new(),
+            masked_files: Vec::new(),
+            image_root: None,
+            cpus: cpus.to_vec(),
+            system_root: None,
+        }
+    }
+}
+
 /// What the workspace layer hands to [`Sandbox::start`].
 pub(crate) enum Layer<'a> {
     Overlay {
@@ -241,17 +273,7 @@ impl Sandbox {
         {
             let spec = InitSpec {
                 layers: placement.extra_layers.to_vec(),
-                network: config.network,
-                hosts: config
-                    .hosts
-                    .iter()
-                    .map(|(name, address)| (name.clone(), *address))
-                    .collect(),
-                drop_outbound: config.drop_outbound && !config.network,
-                tmp_bytes: config.limits.tmp_bytes,
                 hide_paths: config.hide_paths.clone(),
-                cgroup_procs: cgroup.as_ref().map(Cgroup::procs_files).unwrap_or_default(),
-                home: (placement.home.to_path_buf(), config.home.clone()),
                 exposures: config
                     .expose
                     .iter()
@@ -263,8 +285,8 @@ impl Sandbox {
                     upper: upper.to_path_buf(),
                     work: work.to_path_buf(),
                 }),
-                cpus: cpus.to_vec(),
                 system_root: None,
+                ..InitSpec::from_config(config, placement, cgroup.as_ref(), cpus)
             };
             return Self::launch(
                 spec,
@@ -308,27 +330,17 @@ impl Sandbox {
         let toolchain_env = view.env.clone();
         let spec = InitSpec {
             layers,
-            network: config.network,
-            hosts: config
-                .hosts
-                .iter()
-                .map(|(name, address)| (name.clone(), *address))
-                .collect(),
-            drop_outbound: config.drop_outbound && !config.network,
-            tmp_bytes: config.limits.tmp_bytes,
             hide_paths: placement
                 .hide
                 .iter()
                 .chain(&config.hide_paths)
                 .cloned()
                 .collect(),
-            cgroup_procs: cgroup.as_ref().map(Cgroup::procs_files).unwrap_or_default(),
-            home: (placement.home.to_path_buf(), config.home.clone()),
             exposures: view.exposures,
             masked_files: view.masked_files,
             image_root: None,
-            cpus: cpus.to_vec(),
             system_root: placement.system_root.map(Path::to_path_buf),
+            ..InitSpec::from_config(config, placement, cgroup.as_ref(), cpus)
         };
         Self::launch(spec, config, placement, cgroup, toolchain_env, None)
     }

@@ -338,6 +338,28 @@ fn a_recipes_network_fixtures_grade_a_task_that_talks_to_httpbin_offline() {
     assert!(text.contains("1/1 gold patches resolve"), "{text}");
     assert_eq!(report["services"], json!(["httpbin", "tarpit"]), "{report}");
     assert_eq!(report["resolved"], true, "{report}");
+    // The agent's workspace has the fixtures its grade has (`env exec` makes it as rollouts
+    // and the gym do): httpbin answers, nothing else does.
+    let probe = "python -c 'import urllib.request as u
+print(u.urlopen(\"http://httpbin.org/get\", timeout=5).status)'
+python -c 'import socket
+try:
+    socket.create_connection((\"10.255.255.1\", 80), 2)
+except socket.timeout:
+    print(\"tarpit\")
+except OSError as error:
+    print(\"refused\", error)'";
+    let output = fixture.swerve(&[
+        "env",
+        "exec",
+        "--tasks",
+        tasks.to_str().unwrap(),
+        "t__helper-web",
+        "--",
+        probe,
+    ]);
+    let text = succeeded(&output);
+    assert_eq!(text, "200\ntarpit\n", "{}", common::stderr(&output));
 }
 
 #[test]
