@@ -22,8 +22,16 @@ advantage (``stepwise_advantage.enable``, mode ``broadcast``: the trajectory's r
 every step). :func:`run_step_wise_episode` is rLLM's engine loop over the two with a
 token-in/token-out ``generate``: each step's ``prompt_ids`` are the windowed context
 rendered by the policy's chat template, its ``response_ids`` and ``logprobs`` what the
-policy produced (rLLM's ``Step`` token fields, as its engine fills them). rLLM itself is not installed here (it needs torch): its classes are used
-when importable, else stand-ins with the same fields.
+policy produced (rLLM's ``Step`` token fields, as its engine fills them).
+
+Where rLLM is importable its classes are used: :class:`SwerveRllmEnv` is a ``BaseEnv``
+(``rllm/environments/base/base_env.py``), :class:`SwerveRllmAgent` a ``BaseAgent`` and its
+steps, actions and trajectory rLLM's pydantic ``Step``, ``Action`` and ``Trajectory``
+(``rllm.types``, re-exported by ``rllm/agents/agent.py``; a step's ``info`` is its
+``metadata``). Without rLLM, stand-ins with the same fields. rLLM is not on PyPI: the tests
+check these classes against rLLM's main branch installed from source (``RLLM_SOURCE``, see
+docs/python.md); its ``rllm.agents`` and ``rllm.environments`` need only pydantic and click,
+not torch.
 """
 
 from __future__ import annotations
@@ -38,8 +46,17 @@ from . import _steps
 from ._steps import Generate
 
 
-class SwerveRllmEnv:
-    """One task's environment for rLLM's agent execution engine."""
+def _env_base() -> type:
+    try:
+        from rllm.environments.base.base_env import BaseEnv  # type: ignore[import-not-found]
+    except ImportError:
+        return object
+    return BaseEnv
+
+
+class SwerveRllmEnv(_env_base()):  # type: ignore[misc]
+    """One task's environment for rLLM's agent execution engine (an rLLM ``BaseEnv`` where
+    rLLM is importable)."""
 
     def __init__(self, task: swerve.Task, config: Optional[str] = None, **options: Any) -> None:
         self.env = swerve.Env(task, config, **options)
