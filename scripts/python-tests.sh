@@ -40,7 +40,8 @@ fi
 # rLLM is not on PyPI: RLLM_SOURCE=<a checkout of rLLM> installs it (--no-deps) for its tests,
 # which are skipped without it (docs/python.md names the commit they were run against).
 if [ -n "${RLLM_SOURCE:-}" ]; then
-  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps "$RLLM_SOURCE"
+  # codetiming: imported by rllm.trainer, which rLLM's MultiTurnWorkflow imports.
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps "$RLLM_SOURCE" codetiming==1.4.0
 else
   "$venv/bin/pip" uninstall --quiet --yes rllm 2>/dev/null || true
 fi

@@ -385,3 +385,62 @@ def test_rllm_env_and_agent_are_rllms_classes_and_run_an_episode(tasks):
     # rLLM's own serialization of the trajectory holds what the engine trains on.
     dumped = trajectory.model_dump()
     assert [step["response_ids"] for step in dumped["steps"]] == [step.response_ids for step in trajectory.steps]
+
+
+def test_rllm_multi_turn_workflow_runs_the_env_and_agent(tasks, monkeypatch):
+    """rLLM's own ``MultiTurnWorkflow`` (``rllm/workflows/multi_turn_workflow.py``) over the
+    two, as its trainer runs it: the environment built once from ``env_args``, reset with the
+    dataset row (twice: ``Workflow.reset`` and ``MultiTurnWorkflow.reset``), stepped with
+    rLLM's ``Action``; the model a loopback ``RolloutEngine`` rendering ``chat_completions``
+    with the policy's chat template."""
+    rllm_or_skip()
+    from concurrent.futures import ThreadPoolExecutor
+
+    from rllm.engine.rollout.rollout_engine import ModelOutput, RolloutEngine
+    from rllm.types import Episode
+    from rllm.workflows.multi_turn_workflow import MultiTurnWorkflow
+    from rllm.workflows.workflow import TerminationReason
+
+    from swerve.integrations import _steps, rllm
+
+    tokenizer = qwen3_tokenizer()
+    task_id = "swerve-examples__wrapline-1"
+    server = ReplayServer(tokenizer, replay_replies(task_id))
+
+    class Loopback(RolloutEngine):
+        async def _get_model_response(self, messages, **kwargs):
+            prompt_ids = _steps.prompt_ids(tokenizer, messages)
+            ids, logprobs = await server.generate(prompt_ids, {}, kwargs.get("application_id", ""))
+            text = tokenizer.decode(ids, skip_special_tokens=True)
+            return ModelOutput(
+                text=text, content=text, prompt_ids=prompt_ids, completion_ids=ids, logprobs=logprobs,
+                prompt_length=len(prompt_ids), completion_length=len(ids), finish_reason="stop",
+            )
+
+    resets = []
+    env_reset = swerve.Env.reset
+
+    def counted_reset(self):
+        resets.append(self.task.instance_id)
+        return env_reset(self)
+
+    monkeypatch.setattr(swerve.Env, "reset", counted_reset)
+    with ThreadPoolExecutor(2) as executor:
+        workflow = MultiTurnWorkflow(
+            agent_cls=rllm.SwerveRllmAgent,
+            env_cls=rllm.SwerveRllmEnv,
+            env_args={"tasks": str(TASKS)},
+            max_steps=50,
+            rollout_engine=Loopback(),
+            executor=executor,
+        )
+        episode = asyncio.run(workflow.run_with_termination_handling(task={"task_id": task_id}, uid="swerve-1"))
+    workflow.env.close()
+    assert isinstance(episode, Episode)
+    assert episode.termination_reason == TerminationReason.ENV_DONE, episode.metadata
+    assert resets == [task_id], "one workspace per episode"
+    (trajectory,) = episode.trajectories
+    assert trajectory.reward == 1.0 and episode.is_correct
+    # Each step's chat_completions are the prompt the model was sent.
+    assert [_steps.prompt_ids(tokenizer, step.chat_completions) for step in trajectory.steps] == server.prompts
+    assert trajectory.steps[-1].done and trajectory.steps[-1].reward == 1.0
