@@ -24,6 +24,7 @@ packages=(
 # without their dependencies: python/tests/test_trainer_packages.py drives the adapters
 # through the modules of theirs that need none of them, and says what it leaves out. With
 # aiohttp (imported by openrlhf/utils/agent.py) and click (by rLLM's rllm.utils).
+# (--no-warn-conflicts: pip would list the left-out dependencies and verl's transformers<5.11 pin.)
 no_deps=(
   verl==0.9.1
   openrlhf==0.11.2
@@ -35,13 +36,13 @@ packages+=(
 if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi
-"$venv/bin/pip" install --quiet --disable-pip-version-check "${packages[@]}"
-"$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps "${no_deps[@]}"
+"$venv/bin/pip" install --quiet --disable-pip-version-check --no-warn-conflicts "${packages[@]}"
+"$venv/bin/pip" install --quiet --disable-pip-version-check --no-warn-conflicts --no-deps "${no_deps[@]}"
 # rLLM is not on PyPI: RLLM_SOURCE=<a checkout of rLLM> installs it (--no-deps) for its tests,
 # which are skipped without it (docs/python.md names the commit they were run against).
 if [ -n "${RLLM_SOURCE:-}" ]; then
   # codetiming: imported by rllm.trainer, which rLLM's MultiTurnWorkflow imports.
-  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps "$RLLM_SOURCE" codetiming==1.4.0
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-warn-conflicts --no-deps "$RLLM_SOURCE" codetiming==1.4.0
 else
   "$venv/bin/pip" uninstall --quiet --yes rllm 2>/dev/null || true
 fi
