@@ -299,6 +299,7 @@ def test_openrlhf_multi_turn_executor_runs_the_agent_file(cli, tmp_path, openrlh
         executor.execute(prompt, label, sampling, max_length=32768, hf_tokenizer=NumpyTensors(tokenizer), llm_engine=engine)
     )
     assert result["reward"] == 1.0 and result["scores"] == 1.0 and not result["truncated"]
+    assert type(result["scores"]) is float and type(result["reward"]) is float  # plain floats through Ray
     assert result["extra_logs"] == {"format_error": 0.0, "truncated": 0.0, "resolved": 1.0, "no_reward": 0.0}
     (instance,) = instances
     assert instance.closed and instance.steps == len(engine.outputs) == len(result["action_ranges"])

@@ -147,7 +147,8 @@ def agent_instance_class(
                 reward = evaluation.reward or 0.0
             return {
                 "rewards": Reward(reward),
-                "scores": Reward(reward),
+                # Goes into the sample the executor returns (through Ray): a plain float.
+                "scores": float(reward),
                 "environment_feedback": feedback,
                 "done": done,
                 "sampling_params": states.get("sampling_params"),
