@@ -1,22 +1,22 @@
 """The trainer integrations under the trainers' own interfaces: skyrl-gym's environment
-registry and ``BaseTextEnv`` (the real package), verl's ``AgentLoopOutput`` (its field list,
-verl being too large to install: torch), driven by the replay model through a real
-tokenizer. Under ``--preset agile`` (a history rewritten each turn) verl, SkyRL and rLLM
-train step-wise: each step's prompt ids must be swerve's own ids of that step's windowed
-context (``run.tokenizer`` set to the same Qwen3 tokenizer, rendered by swerve's Rust chat
-template engine) and its response ids the ids the model gave."""
+registry and ``BaseTextEnv`` (the real package), verl's ``AgentLoopOutput`` (the installed
+verl's own class definition), OpenRLHF's executor protocol and rLLM's ``BaseEnv`` interface
+(run through the real packages in test_trainer_packages.py), driven by the replay model
+through a real tokenizer. Under ``--preset agile`` (a history rewritten each turn) verl,
+SkyRL and rLLM train step-wise: each step's prompt ids must be swerve's own ids of that step's
+windowed context (``run.tokenizer`` set to the same Qwen3 tokenizer, rendered by swerve's Rust
+chat template engine) and its response ids the ids the model gave."""
 
 import asyncio
 import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Optional
 
 import pytest
 
 import swerve
-from conftest import DEMOS, TASKS, task_by_id
+from conftest import DEMOS, TASKS, task_by_id, verl_definitions
 
 
 def replay_replies(instance_id):
@@ -75,33 +75,13 @@ def test_skyrl_step_wise_output_keeps_trainer_invariants():
     assert len(ids) == 4
 
 
-# --- verl (AgentLoopOutput's field list: verl b178a3cd, 2026-01-29) ---------------------
+# --- verl (AgentLoopOutput of the installed verl 0.9.1, compiled from its source) ---------
 
 
 def verl_output_model():
-    """verl's ``AgentLoopOutput`` and ``AgentLoopMetrics`` as defined in
-    ``verl/experimental/agent_loop/agent_loop.py`` (verl b178a3cd, 2026-01-29): same
-    fields, types and defaults (``metrics`` has none, so it is required)."""
-    from pydantic import BaseModel
-
-    class AgentLoopMetrics(BaseModel):
-        generate_sequences: float = 0.0
-        tool_calls: float = 0.0
-        num_preempted: int = -1
-
-    class AgentLoopOutput(BaseModel):
-        prompt_ids: list[int]
-        response_ids: list[int]
-        response_mask: list[int]
-        response_logprobs: Optional[list[float]] = None
-        routed_experts: Optional[Any] = None
-        multi_modal_data: Optional[dict[str, Any]] = None
-        reward_score: Optional[float] = None
-        num_turns: int = 0
-        metrics: AgentLoopMetrics
-        extra_fields: dict[str, Any] = {}
-
-    return AgentLoopOutput
+    """verl's own ``AgentLoopOutput`` (conftest.verl_definitions: the installed package's
+    class definition; test_trainer_packages.py says why it is not imported)."""
+    return verl_definitions().AgentLoopOutput
 
 
 def qwen3_directory():
@@ -174,7 +154,8 @@ def test_verl_episode_refuses_an_opening_longer_than_prompt_length(tasks):
         asyncio.run(verl.run_episode(swerve.AsyncEnv(tasks[0]), tokenizer, server.generate, prompt_length=10, response_length=100))
 
 
-# --- OpenRLHF (openrlhf/utils/agent.py at 3c3be623, 2026-08-13: field list) -------------
+# --- OpenRLHF (the protocol of openrlhf/utils/agent.py 0.11.2; its executor itself runs the
+# instance in test_trainer_packages.py) --------------------------------------------------
 #
 # MultiTurnAgentExecutor.execute: ``instance = cls()``; ``reset({"observation": prompt,
 # "label": label})`` → ``{"observation"}``; per turn ``step({"observation_text",
@@ -210,7 +191,7 @@ def test_openrlhf_agent_instance_runs_a_task_under_the_executor_protocol():
     assert feedback.startswith("<|im_start|>user\n") and feedback.endswith("<|im_start|>assistant\n")
 
 
-# --- rLLM (BaseEnv of rllm/environments/swe/swe.py, tag v0.2.1: field list) ------------
+# --- rLLM (BaseEnv interface; rLLM's own classes in test_trainer_packages.py) ------------
 
 
 def test_rllm_env_has_the_base_env_interface_and_ends_resolved():

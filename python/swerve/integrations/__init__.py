@@ -5,7 +5,8 @@ trainer's own interface, and imports that trainer only when it is used.
   ``TrajectoryID``-keyed step-wise outputs with unique session ids;
 - :mod:`swerve.integrations.verl`: an async token-in/token-out agent loop returning
   ``AgentLoopOutput`` fields (``metrics`` included), truncated to the configured lengths;
-- :mod:`swerve.integrations.openrlhf`: a multi-turn ``AgentInstance`` and the reward
+- :mod:`swerve.integrations.openrlhf`: a multi-turn ``AgentInstance``, the ``AgentExecutor``
+  ``--train.agent_func_path`` loads, and the reward
   endpoint's prompt-mismatch rule;
 - :mod:`swerve.integrations.rllm`: an rLLM ``BaseEnv`` wrapper and an agent sending
   swerve's prompt (``SwerveRllmAgent``).

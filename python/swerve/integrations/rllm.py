@@ -1,7 +1,10 @@
 """rLLM: an environment with the ``BaseEnv`` interface of rLLM's SWE environments
 (``rllm/environments/swe/swe.py``, tag v0.2.1, the DeepSWE era): ``reset()`` →
 ``(instruction, info)``, ``step(action)`` → ``(observation, reward, done, info)``,
-``compute_final_reward()``, ``from_dict(extra_info)`` and ``is_multithread_safe()``.
+``compute_final_reward()``, ``from_dict(extra_info)`` and ``is_multithread_safe()``. rLLM's
+workflows (``MultiTurnWorkflow`` on its main branch) build the environment once from
+``env_args`` and reset it with each dataset row (``reset(task=row)``), then step it with rLLM's
+``Action``: ``SwerveRllmEnv(tasks="tasks.jsonl")`` opens the row's ``task_id`` on reset.
 
 rLLM's ``SWEAgent`` writes its own system prompt and expects the raw problem statement from
 ``reset()``: that is what ``reset()`` returns (swerve's rendered opening is in
@@ -22,8 +25,16 @@ advantage (``stepwise_advantage.enable``, mode ``broadcast``: the trajectory's r
 every step). :func:`run_step_wise_episode` is rLLM's engine loop over the two with a
 token-in/token-out ``generate``: each step's ``prompt_ids`` are the windowed context
 rendered by the policy's chat template, its ``response_ids`` and ``logprobs`` what the
-policy produced (rLLM's ``Step`` token fields, as its engine fills them). rLLM itself is not installed here (it needs torch): its classes are used
-when importable, else stand-ins with the same fields.
+policy produced (rLLM's ``Step`` token fields, as its engine fills them).
+
+Where rLLM is importable its classes are used: :class:`SwerveRllmEnv` is a ``BaseEnv``
+(``rllm/environments/base/base_env.py``), :class:`SwerveRllmAgent` a ``BaseAgent`` and its
+steps, actions and trajectory rLLM's pydantic ``Step``, ``Action`` and ``Trajectory``
+(``rllm.types``, re-exported by ``rllm/agents/agent.py``; a step's ``info`` is its
+``metadata``). Without rLLM, stand-ins with the same fields. rLLM is not on PyPI: the tests
+check these classes against rLLM's main branch installed from source (``RLLM_SOURCE``, see
+docs/python.md); its ``rllm.agents`` and ``rllm.environments`` need only pydantic and click,
+not torch.
 """
 
 from __future__ import annotations
@@ -38,42 +49,97 @@ from . import _steps
 from ._steps import Generate
 
 
-class SwerveRllmEnv:
-    """One task's environment for rLLM's agent execution engine."""
+def _env_base() -> type:
+    try:
+        from rllm.environments.base.base_env import BaseEnv  # type: ignore[import-not-found]
+    except ImportError:
+        return object
+    return BaseEnv
 
-    def __init__(self, task: swerve.Task, config: Optional[str] = None, **options: Any) -> None:
-        self.env = swerve.Env(task, config, **options)
+
+class SwerveRllmEnv(_env_base()):  # type: ignore[misc]
+    """One task's environment for rLLM's agent execution engine (an rLLM ``BaseEnv`` where
+    rLLM is importable)."""
+
+    def __init__(
+        self, task: Optional[swerve.Task] = None, config: Optional[str] = None, *, tasks: Optional[str] = None, **options: Any
+    ) -> None:
+        """One task's environment (``task``); or, for rLLM's workflows, which build the
+        environment once (``env_cls(**env_args)``) and reset it with each dataset row, the
+        task file ``tasks`` whose row ``task_id`` :meth:`reset` opens. ``options`` are
+        :class:`swerve.Env`'s (``presets``, ``set``, ...)."""
+        self.config, self.options, self.tasks_file = config, options, tasks
+        self._tasks: Dict[str, Dict[str, swerve.Task]] = {}
+        self.env: Optional[swerve.Env] = swerve.Env(task, config, **options) if task is not None else None
         self.evaluation: Optional[swerve.Evaluation] = None
         self.opening: Dict[str, Any] = {}
         """What :meth:`swerve.Env.reset` gave (``messages``, ``tools``, ``reasoning_window``, ...)."""
+        self._unstepped: Optional[Tuple[str, Dict[str, Any]]] = None
 
     @staticmethod
     def from_dict(extra_info: Dict[str, Any]) -> "SwerveRllmEnv":
         """From a dataset row's ``extra_info``: ``tasks`` (the task file) and ``task_id``,
         plus optional ``config``, ``presets`` and ``set``."""
-        tasks = {task.instance_id: task for task in swerve.load_tasks(extra_info["tasks"])}
-        task_id = extra_info["task_id"]
-        if task_id not in tasks:
-            raise swerve.SwerveError(f"{extra_info['tasks']}: no task with instance_id {task_id!r}")
-        return SwerveRllmEnv(
-            tasks[task_id],
+        env = SwerveRllmEnv(
+            None,
             extra_info.get("config"),
+            tasks=extra_info["tasks"],
             presets=list(extra_info.get("presets") or []),
             set=dict(extra_info.get("set") or {}),
         )
+        env.env = swerve.Env(env._task(extra_info), env.config, **env.options)
+        return env
+
+    def _task(self, row: Any) -> swerve.Task:
+        """The task a dataset row names (``task_id``, in the row's ``tasks`` file or this
+        environment's), or ``row`` itself if it is a :class:`swerve.Task`."""
+        if isinstance(row, swerve.Task):
+            return row
+        if not isinstance(row, dict) or "task_id" not in row:
+            raise swerve.SwerveError(f"SwerveRllmEnv.reset: the task must be a swerve.Task or a row with task_id, not {row!r}")
+        file = row.get("tasks") or self.tasks_file
+        if not file:
+            raise swerve.SwerveError("SwerveRllmEnv: no task file: give tasks= (env_args) or the row's tasks")
+        if file not in self._tasks:
+            self._tasks[file] = {task.instance_id: task for task in swerve.load_tasks(file)}
+        task_id = row["task_id"]
+        if task_id not in self._tasks[file]:
+            raise swerve.SwerveError(f"{file}: no task with instance_id {task_id!r}")
+        return self._tasks[file][task_id]
 
     @staticmethod
     def is_multithread_safe() -> bool:
         return True
 
-    def reset(self) -> Tuple[str, Dict[str, Any]]:
+    def reset(self, task: Any = None, **kwargs: Any) -> Tuple[str, Dict[str, Any]]:
+        """Opens the episode: ``(problem statement, info)``. ``task`` (rLLM's workflows pass
+        the dataset row) switches to the task it names, closing the previous one. rLLM's
+        ``Workflow.reset`` and ``MultiTurnWorkflow.reset`` both reset the environment with the
+        same row: while the episode has not been stepped, a reset to the same task gives the
+        same opening rather than a second workspace."""
+        if task is not None:
+            chosen = self._task(task)
+            if self.env is not None and self.env.task.instance_id == chosen.instance_id and self._unstepped is not None:
+                return self._unstepped
+            if self.env is not None:
+                self.env.close()
+            self.env = swerve.Env(chosen, self.config, **self.options)
+        if self.env is None:
+            raise swerve.SwerveError("SwerveRllmEnv.reset: no task (give the environment a task, or reset it with a row)")
         self.opening = self.env.reset()
         self.evaluation = None
         opening = self.opening
         info = {"messages": opening["messages"], "tools": opening["tools"], "reasoning_window": opening["reasoning_window"]}
-        return self.env.task.problem_statement, info
+        self._unstepped = (self.env.task.problem_statement, info)
+        return self._unstepped
 
     def step(self, action: Any) -> Tuple[str, float, bool, Dict[str, Any]]:
+        """``action``: the reply (text, or an assistant message dict), or rLLM's ``Action``
+        around one (rLLM's workflows step with the ``Action`` itself)."""
+        assert self.env is not None, "reset() first"
+        self._unstepped = None
+        if not isinstance(action, (str, dict)) and hasattr(action, "action"):
+            action = action.action
         if not isinstance(action, (str, dict)):
             action = str(action)
         observation, _, done, info = self.env.step(action)
@@ -84,12 +150,14 @@ class SwerveRllmEnv:
         return observation, reward, done, info
 
     def compute_final_reward(self) -> float:
+        assert self.env is not None, "reset() first"
         if self.evaluation is None:
             self.evaluation = self.env.evaluate()
         return self.evaluation.reward or 0.0
 
     def close(self) -> None:
-        self.env.close()
+        if self.env is not None:
+            self.env.close()
 
 
 @dataclass
