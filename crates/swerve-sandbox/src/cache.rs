@@ -72,12 +72,14 @@ impl Cache {
     /// kill). The owner is the pid in the layer's `owner` file or, before that file is
     /// written, the pid its name starts with (`<pid>-…`, see `Workspace::create`). A dead
     /// owner's sandboxes may still be exiting and writing into the layer for a moment, so a
-    /// removal that fails is retried for a few seconds; what still cannot be removed is left
-    /// with a warning for the next open.
+    /// removal that fails is retried for up to five seconds; what still cannot be removed is left
+    /// with a warning for the next open. The retries share one deadline, so a cache holding
+    /// layers that can never be removed delays an open by at most that, not that per layer.
     fn prune_stale_workspaces(&self) {
         let Ok(entries) = std::fs::read_dir(self.workspaces_dir()) else {
             return;
         };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         for entry in entries.flatten() {
             let path = entry.path();
             let Some(owner) = layer_owner(&path) else {
@@ -86,10 +88,8 @@ impl Cache {
             if Path::new(&format!("/proc/{owner}")).exists() {
                 continue;
             }
-            let mut attempts = 0;
             while let Err(error) = crate::tree::remove_tree(&path) {
-                attempts += 1;
-                if attempts == 20 {
+                if std::time::Instant::now() >= deadline {
                     tracing::warn!(
                         "cannot remove {}, a layer of the finished process {owner}: {error}",
                         path.display()
