@@ -24,7 +24,8 @@
 //!    step uv fails; `SWERVE_ENV_INSTALLER=pip` forces pip. A recipe's conda environment
 //!    file (the first of `environment_files` in the checkout) is converted to pip
 //!    requirements ([`crate::conda`]) and installed before the packages, with them, so the
-//!    resolution fits their pins; `exclude_newer` is passed to uv. The key covers the
+//!    resolution fits their pins; `exclude_newer` is passed to uv (and bounds the install
+//!    step, below). The key covers the
 //!    recipe's fields but `pre_install` and `install`, the requirement files' contents, the
 //!    environment file's content and conversion, the installer and the cache layout.
 //! 2. **The commit layer**, when the recipe has `pre_install` or `install` steps: they run
@@ -32,6 +33,9 @@
 //!    wheels of the project's `[build-system] requires` are downloaded into [`BUILD_WHEELS`]
 //!    (not installed: the tested packages stay as the recipe pins them), where
 //!    [`Environment::apply`] points pip, so the eval script's offline re-install builds.
+//!    With `exclude_newer`, the install step runs under `PIP_CONSTRAINT`: the project's
+//!    requirements resolved by uv as of that date ([`DATED_RESOLUTION`]), so an unpinned
+//!    `pip install -e .[test]` does not take releases newer than the recipe's date.
 //!    What the steps changed in the prefix (an editable install's `.pth` and metadata, entry
 //!    points) and in the repository (egg-info, in-place builds) is kept under
 //!    `<cache>/envs/<key>/` as two layers stacked over the prefix and the base. The key covers
@@ -370,8 +374,13 @@ impl Environments<'_> {
                 env: recipe.env.clone(),
             });
         }
+        // Layers built before the install step honoured `exclude_newer` are built again.
+        let dated = match recipe.exclude_newer {
+            Some(_) => "-dated1",
+            None => "",
+        };
         let key = format!(
-            "{}{over}-{LAYOUT}-{}-b{BASE_FORMAT}{userland}",
+            "{}{over}-{LAYOUT}-{}-b{BASE_FORMAT}{userland}{dated}",
             recipe.key,
             &base.commit[..12.min(base.commit.len())]
         );
@@ -473,13 +482,7 @@ impl Environments<'_> {
             && !offline_index
             && modern
             && log
-                .try_run(
-                    shell.as_ref(),
-                    &format!(
-                        "python -m pip install --quiet --retries 1 --target {UV_DIR} uv && {UV_DIR}/bin/uv --version"
-                    ),
-                    self.timeout,
-                )
+                .try_run(shell.as_ref(), &install_uv(UV_DIR), self.timeout)
                 .map_err(io_error("installing uv"))?;
         let exclude_newer = recipe
             .exclude_newer
@@ -657,7 +660,28 @@ impl Environments<'_> {
             .map_err(io_error("downloading the build requirements"))?;
         }
         if let Some(install) = &recipe.install {
-            log.run(shell.as_ref(), install, self.timeout)?;
+            let offline_index = recipe.pip_args.iter().any(|arg| arg == "--no-index");
+            let constrained = match &recipe.exclude_newer {
+                Some(date) if self.network && !offline_index => {
+                    self.resolve_as_of(shell.as_ref(), &mut log, date)?
+                }
+                _ => false,
+            };
+            let bounded = format!(
+                "export PIP_CONSTRAINT=\"${{PIP_CONSTRAINT:+$PIP_CONSTRAINT }}{DATED_CONSTRAINTS}\"\n{install}"
+            );
+            let done = constrained
+                && log
+                    .try_run(shell.as_ref(), &bounded, self.timeout)
+                    .map_err(io_error(format!("running `{install}`")))?;
+            if constrained && !done {
+                log.note(
+                    "the install step failed under the date's constraints: it runs again without them, so what it takes is not bounded by the date",
+                );
+            }
+            if !done {
+                log.run(shell.as_ref(), install, self.timeout)?;
+            }
         }
         log.save();
         let prefix_layer = environment
@@ -668,7 +692,97 @@ impl Environments<'_> {
             .keep_changes_with_layers(&environment.repository_layer, &[(index, prefix_layer)])?;
         Ok(())
     }
+
+    /// Bounds the install step by the recipe's `exclude_newer` date: resolves the project's
+    /// declared requirements (every extra, preferring what the prefix holds) with uv as of
+    /// `date` into [`DATED_CONSTRAINTS`], for pip's `PIP_CONSTRAINT`. Without it, an install
+    /// step such as `pip install -e .[test]` takes the newest release of every dependency the
+    /// recipe does not pin, so the environment would depend on the day it was built. Whether
+    /// the constraints were written; when they cannot be (uv does not install, the project's
+    /// metadata does not resolve), the log says so and the step runs unbounded.
+    fn resolve_as_of(
+        &self,
+        shell: &dyn swerve_core::Shell,
+        log: &mut BuildLog,
+        date: &str,
+    ) -> Result<bool, EnvironmentError> {
+        let resolved = log
+            .try_run(shell, &install_uv(DATED_UV_DIR), self.timeout)
+            .map_err(io_error("installing uv"))?
+            && log
+                .try_run(
+                    shell,
+                    &format!("date={}\n{DATED_RESOLUTION}", shell_quote(date)),
+                    self.timeout,
+                )
+                .map_err(io_error("resolving the install step's requirements"))?;
+        log.note(&match resolved {
+            true => format!(
+                "the install step runs with PIP_CONSTRAINT={DATED_CONSTRAINTS}: the project's requirements as of {date}"
+            ),
+            false => format!(
+                "the project's requirements could not be resolved as of {date}: the install step takes the newest releases"
+            ),
+        });
+        Ok(resolved)
+    }
 }
+
+/// The step that installs uv from PyPI into `dir` with the environment's pip, and checks
+/// that it runs.
+fn install_uv(dir: &str) -> String {
+    format!("python -m pip install --quiet --retries 1 --target {dir} uv && {dir}/bin/uv --version")
+}
+
+/// Where uv is installed for [`DATED_RESOLUTION`] (the sandbox's own `/tmp`, not kept).
+const DATED_UV_DIR: &str = "/tmp/swerve-uv";
+
+/// The constraints [`DATED_RESOLUTION`] writes.
+const DATED_CONSTRAINTS: &str = "/tmp/swerve-dated-constraints.txt";
+
+/// Resolves the project's requirements (its first of `setup.py`, `pyproject.toml`,
+/// `setup.cfg`; every extra, else none) with the checkout itself as of `$date`, keeping the
+/// versions the prefix holds where the project allows them, into [`DATED_CONSTRAINTS`] (its
+/// pinned releases, but the project's own and those the prefix holds), and prints them.
+const DATED_RESOLUTION: &str = r#"set -e
+uv=/tmp/swerve-uv/bin/uv
+project=
+for candidate in setup.py pyproject.toml setup.cfg; do
+    if [ -f "$candidate" ]; then project=$candidate; break; fi
+done
+if [ -z "$project" ]; then echo "no setup.py, pyproject.toml or setup.cfg to resolve"; exit 1; fi
+# The checkout itself is part of the resolution, so that what depends on the project (a
+# plugin needing a later release of it) is held to the checkout's version, as pip holds it.
+echo "-e $(pwd)" > /tmp/swerve-dated-self.in
+compile() {
+    # The output file starts as what the prefix holds: uv prefers those versions where the
+    # project allows them, as pip keeps what is installed.
+    "$uv" pip freeze --python /swerve-env/bin/python | grep -E '^[A-Za-z0-9._-]+==' \
+        > /tmp/swerve-installed.txt || true
+    cp /tmp/swerve-installed.txt /tmp/swerve-dated-constraints.txt
+    "$uv" pip compile --quiet --no-header --python /swerve-env/bin/python --exclude-newer "$date" \
+        "$@" "$project" /tmp/swerve-dated-self.in -o /tmp/swerve-dated-constraints.txt
+}
+compile --all-extras || compile
+# Constraints are pinned releases only: not the checkout's editable line, nor a release of
+# the project itself (uv names the project by its file: `# via NAME (setup.py)`), nor what the
+# prefix already holds at that version (pip keeps it where the project allows it; pinned, it
+# would also bind the build requirements that setup_requires fetches apart).
+python - "$project" <<'EOF'
+import re, sys
+path = "/tmp/swerve-dated-constraints.txt"
+text = open(path).read()
+normal = lambda name: re.sub(r"[-_.]+", "-", name).lower()
+pin = lambda line: re.match(r"([A-Za-z0-9._-]+)==(\S+)", line)
+key = lambda found: (normal(found.group(1)), found.group(2))
+installed = {key(pin(line)) for line in open("/tmp/swerve-installed.txt") if pin(line)}
+own = {normal(name) for name in re.findall(r"([A-Za-z0-9._-]+) \(" + re.escape(sys.argv[1]) + r"\)", text)}
+kept = [line for line in text.splitlines()
+        if pin(line) and normal(pin(line).group(1)) not in own and key(pin(line)) not in installed]
+open(path, "w").write("\n".join(kept) + "\n")
+EOF
+cat /tmp/swerve-dated-constraints.txt
+"#;
 
 /// Where the wheels of the project's build requirements are kept in the prefix, for installs
 /// without network (the eval script's re-install, an agent's `pip install -e .`).

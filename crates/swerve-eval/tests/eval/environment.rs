@@ -1,7 +1,8 @@
 //! Environments built for real, offline: a venv from the machine's Python with a package
 //! from a local wheel directory, the install step's repository changes layered into later
 //! workspaces, the dependencies shared by commits with a thin layer per commit, caching, and
-//! the errors that name what to install.
+//! the errors that name what to install; and, from PyPI, an install step bounded by the
+//! recipe's `exclude_newer` date.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -480,5 +481,67 @@ fn a_conda_environment_file_is_installed_with_pip_and_what_is_left_out_is_logged
     assert!(
         error.to_string().contains("bad.yml: dependencies[1]"),
         "{error}"
+    );
+}
+
+/// With `exclude_newer`, what the install step resolves is bounded by the date too, not only
+/// the recipe's packages: a project that leaves `six` unpinned gets the newest release before
+/// the date (1.16.0; 1.17.0 came out on 2024-12-04), as an image built that day had it. Needs
+/// PyPI, as the builds of the CLI's network fixtures do.
+#[test]
+fn exclude_newer_bounds_what_the_install_step_resolves() {
+    let scratch = tempfile::tempdir().unwrap();
+    let repo = scratch.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    std::fs::write(
+        repo.join("setup.py"),
+        "from setuptools import setup\nsetup(name='dated-app', version='0.1', py_modules=['app'], \
+         install_requires=['six'], extras_require={'test': ['six']})\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("app.py"), "import six\nVALUE = six.__version__\n").unwrap();
+    let commit = sh(
+        &repo,
+        "git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm base && git rev-parse HEAD",
+    );
+    let cache = Cache::open(scratch.path().join("cache")).unwrap();
+    let base = cache
+        .prepare_base("t/dated", &swerve_sandbox::RepoSource::Local(repo), &commit)
+        .unwrap();
+    let recipe = EnvironmentRecipe {
+        key: "dated-install".into(),
+        python: Some("3.11".into()),
+        exclude_newer: Some("2024-06-01".into()),
+        install: Some("python -m pip install -e .[test]".into()),
+        ..EnvironmentRecipe::default()
+    };
+    let environment = Environments {
+        cache: &cache,
+        template: &options(),
+        network: true,
+        timeout: Duration::from_secs(600),
+    }
+    .prepare(&base, &recipe)
+    .unwrap();
+    let mut with_env = options();
+    environment.apply(&mut with_env);
+    let workspace = workspaces::create(&cache, Origin::Checkout(&base), &with_env).unwrap();
+    let outcome = workspace
+        .sandbox()
+        .run(
+            "cd /tmp && python -c 'import app; print(app.VALUE)'",
+            Duration::from_secs(60),
+        )
+        .unwrap();
+    assert_eq!(
+        outcome.stdout_text(),
+        "1.16.0\n",
+        "{}",
+        outcome.stderr_text()
+    );
+    let logs = sh(&cache.root().join("envs"), "cat *dated1.log");
+    assert!(
+        logs.contains("PIP_CONSTRAINT=/tmp/swerve-dated-constraints.txt: the project's requirements as of 2024-06-01"),
+        "the build log says how the install step was bounded:\n{logs}"
     );
 }
