@@ -11,9 +11,10 @@
 //! returns an error: every failure becomes a classified error in the [`InstanceReport`], so
 //! a run goes on with the other tasks; a failure of the machinery (a probe that fails before
 //! the patch is applied included) is `infra` ([`InfraReason`]), which earns no reward.
-//! Results are cached by (task, patch hash, spec), with the instance's logs: a changed patch
-//! or spec is never graded from a stale cache, and a hit still writes its logs into the run's
-//! log directory.
+//! Results are cached by (task, patch hash, spec, the sandbox's settings and time allowed,
+//! the grading code's version), with the instance's logs: a changed patch, spec or sandbox
+//! (another userland, other limits) is never graded from a stale cache, and a hit still
+//! writes its logs into the run's log directory.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -31,6 +32,11 @@ use crate::rule::{self, RewardRule};
 use crate::spec::{RecipeTable, TestSpec, eval_script, probe_script, resolve_spec};
 use crate::workspaces::{self, Origin};
 use crate::{EvalType, parsers};
+
+/// The grading code's own version, part of every cached result's key (with the package's):
+/// raised when a change would grade a log or a workspace differently, so results cached by
+/// the old code are not reused.
+const GRADING_FORMAT: u32 = 1;
 
 /// Where the eval script is written inside the sandbox.
 const SCRIPT_PATH: &str = "/tmp/swerve-eval.sh";
@@ -435,12 +441,17 @@ impl Evaluator<'_> {
             fields.remove("source");
         }
         let spec_text = spec_value.to_string();
+        // And how the tests ran: a result from another userland, other limits or another
+        // time allowed is not this configuration's, nor one graded by other code.
+        let sandbox = serde_json::to_string(&self.settings.workspace.sandbox).unwrap_or_default();
         let key = sha256(&format!(
-            "{}\0{}\0{}\0{}",
+            "{}\0{}\0{}\0{}\0{sandbox}\0{}\0{}/{GRADING_FORMAT}",
             task.instance_id,
             patch.unwrap_or("\u{0}none"),
             spec_text,
-            cache_salt(task)
+            cache_salt(task),
+            self.settings.test_timeout.as_millis(),
+            env!("CARGO_PKG_VERSION"),
         ));
         self.cache.root().join("evals").join(format!("{key}.json"))
     }

@@ -657,7 +657,7 @@ fn a_patch_that_breaks_the_test_runner_is_the_models_failure() {
 }
 
 #[test]
-fn a_cache_hit_still_writes_the_instances_logs_into_out() {
+fn a_cache_hit_still_writes_the_instances_logs_into_out_and_needs_the_same_configuration() {
     let cache = tempfile::tempdir().unwrap();
     let tasks = examples();
     let id = "swerve-examples__calc-1";
@@ -695,4 +695,40 @@ fn a_cache_hit_still_writes_the_instances_logs_into_out() {
     let saved: Value =
         serde_json::from_str(&std::fs::read_to_string(logs.join("report.json")).unwrap()).unwrap();
     assert_eq!(saved[id]["log_path"], report["log_path"]);
+
+    // The second run was a hit: one entry. Under another configuration that could change the
+    // verdict (another time allowed, a sandbox with other limits) the result is graded again.
+    let entries = || {
+        std::fs::read_dir(cache.path().join("evals"))
+            .unwrap()
+            .filter(|entry| {
+                entry.as_ref().unwrap().path().extension() == Some(std::ffi::OsStr::new("json"))
+            })
+            .count()
+    };
+    assert_eq!(entries(), 1, "the same configuration reuses the result");
+    succeeded(&eval(
+        cache.path(),
+        &tasks,
+        &cache.path().join("third"),
+        &["--gold", id, "--timeout", "600"],
+    ));
+    assert_eq!(entries(), 2, "another test timeout is graded again");
+    let config = cache.path().join("swerve.toml");
+    std::fs::write(&config, "[sandbox.limits]\nmax_processes = 300\n").unwrap();
+    succeeded(&swerve(
+        cache.path(),
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "eval",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--gold",
+            id,
+            "--out",
+            cache.path().join("fourth").to_str().unwrap(),
+        ],
+    ));
+    assert_eq!(entries(), 3, "other sandbox limits are graded again");
 }
