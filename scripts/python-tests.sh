@@ -51,7 +51,7 @@ rm -rf "$target/wheels"
 "$venv/bin/maturin" build --quiet --profile dev --out "$target/wheels"
 # The command goes into the wheel as the release's does (scripts/release.sh), so `pip install`
 # gives `swerve` too and the Ray tests' nodes find it there.
-"$venv/bin/python" scripts/wheel-add-command.py "$(ls "$target"/wheels/swerve-*.whl)" "$target/debug/swerve"
+"$venv/bin/python" scripts/finish-wheel.py "$(ls "$target"/wheels/swerve-*.whl)" "$target/debug/swerve"
 "$venv/bin/pip" install --quiet --force-reinstall --no-deps "$target"/wheels/swerve-*.whl
 export SWERVE_BIN="$target/debug/swerve"
 # From outside the tree, so `import swerve` is the installed wheel, not python/swerve.

@@ -9,10 +9,14 @@
 #   swerve-<version>-x86_64-unknown-linux-gnu.debug (+ .sha256): its debug info (gdb finds it
 #       through the binary's .gnu_debuglink when it lies beside the binary);
 #   swerve-<pep440>-cp39-abi3-manylinux2014_x86_64.whl (+ .sha256): the Python package, whose
-#       wheel carries the `swerve` command too (pip installs it beside the interpreter).
+#       wheel carries the `swerve` command too (pip installs it beside the interpreter), its
+#       extension stripped (scripts/finish-wheel.py);
+#   swerve-<version>-x86_64-unknown-linux-gnu-extension.debug (+ .sha256): the extension's
+#       debug info.
 #
 # Then checks both: no symbol of the binary or of the wheel's extension needs a glibc newer
-# than 2.17 (objdump -T), and the binary runs (`--version`). The version is the tag when HEAD
+# than 2.17 (objdump -T), the extension holds no debug information or symbol table, and the
+# binary runs (`--version`). The version is the tag when HEAD
 # is tagged vX.Y.Z, else <Cargo version>-dev.<commits>+g<hash> (<…>.dev<commits>+g<hash> for
 # the wheel). Tools (ziglang, cargo-zigbuild, maturin) come from PyPI into
 # <target>/venvs/release. Settings: CARGO_TARGET_DIR (shared with ordinary builds, so the
@@ -85,7 +89,9 @@ if [ "${RELEASE_SKIP_WHEEL:-}" != 1 ]; then
     --target "$triple" --out "$out"
   echo "wheel built in $(( $(date +%s) - start )) s" >&2
   wheel="$(ls "$out"/swerve-*.whl)"
-  python3 scripts/wheel-add-command.py "$wheel" "$stage/swerve"
+  # The command in, the extension's debug information out (kept beside it, as the binary's).
+  python3 scripts/finish-wheel.py "$wheel" "$stage/swerve" \
+    --strip-extension "$out/$name-extension.debug"
 fi
 
 # The checks: nothing newer than glibc 2.17, and the binary starts.
@@ -111,10 +117,14 @@ with zipfile.ZipFile(sys.argv[1]) as wheel:
     open(sys.argv[2], "wb").write(wheel.read(name))
 PY
   check_glibc "$work/extension.so" "the wheel's extension"
+  if readelf -S "$work/extension.so" | grep -qE '\.debug_|\.symtab'; then
+    echo "release: the wheel's extension still holds debug information or a symbol table" >&2
+    exit 1
+  fi
 fi
 "$stage/swerve" --version >&2
 cd "$out"
-for artifact in "$name.tar.gz" "$name.debug" ${wheel:+"$(basename "$wheel")"}; do
+for artifact in "$name.tar.gz" "$name.debug" ${wheel:+"$(basename "$wheel")" "$name-extension.debug"}; do
   sha256sum "$artifact" >"$artifact.sha256"
 done
 ls -l "$out" >&2
