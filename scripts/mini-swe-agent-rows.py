@@ -10,7 +10,9 @@ pull request's merge commit found by number; the base commit the merge base of i
 or a commit of the PR branch, whichever holds every pre-image blob the recorded submission's
 `index` lines name (so the checkout is the one the agent saw); the pull request's own changes
 (from the merge base of the base and the PR's head) split into test files for test_patch and
-the rest for patch; the version from the package's version file at the base (else `git describe`);
+the rest for patch; the version from the package's version file at the base (else `git describe`;
+for astropy, SWE-bench's own rule: the newest minor release whose last release date, in the
+changelog, is before the pull request was opened); created_at the first commit of the PR branch;
 FAIL_TO_PASS / PASS_TO_PASS from the official report; the problem statement from the prompt.
 An instance whose blobs no candidate holds is left out (and named on stderr); with
 --unchecked-base it gets the first merge's merge base instead (for certifying gold and empty
@@ -38,6 +40,18 @@ def blob_ok(repo, base, submission):
             if not found.startswith(m.group(1)):
                 return False
     return True
+
+def astropy_version(repo, created_at):
+    """SWE-bench's astropy version (swebench/versioning/extract_web/get_versions_astropy.py): per
+    minor release (as the changelog spells it, "v5.3" included), the date of its last release;
+    the first, in descending order of the names, whose date is before created_at."""
+    changelog = git(repo, "show", "HEAD:CHANGES.rst").stdout
+    last = {}
+    for version, date in re.findall(r"^Version (\S+) \((\d{4}-\d{2}-\d{2})\)", changelog, re.M):
+        minor = ".".join(version.split(".")[:2])
+        last[minor] = max(last.get(minor, ""), date)
+    ordered = sorted(last.items(), reverse=True)
+    return next((v for v, date in ordered if date < created_at[:10]), ordered[-1][0] if ordered else "")
 
 def main():
     args = sys.argv[1:]
@@ -102,6 +116,11 @@ def main():
                     break
             m = re.search(r"(\d+)\.(\d+)", described)
             version = f"{m.group(1)}.{m.group(2)}" if m else ""
+            # When the pull request was opened: its branch's first commit (authored).
+            dates = git(repo, "log", "--format=%aI", f"{origin}..{head}").stdout.split()
+            created_at = min(dates) if dates else git(repo, "log", "-1", "--format=%aI", head).stdout.strip()
+            if name == "astropy":
+                version = astropy_version(repo, created_at)
             if name == "xarray" and version not in XARRAY_VERSIONS:
                 # SWE-bench names every xarray release before 0.18 "0.12"; their specs are one
                 version = "0.12" if version.startswith("0.") else version
@@ -112,7 +131,7 @@ def main():
             row = {"repo": f"{owner}/{name}", "instance_id": iid, "base_commit": base,
                    "patch": d(code), "test_patch": d(tests),
                    "problem_statement": ps.group(1) if ps else "", "hints_text": "",
-                   "created_at": "", "version": version,
+                   "created_at": created_at, "version": version,
                    "FAIL_TO_PASS": tests_of("FAIL_TO_PASS"), "PASS_TO_PASS": tests_of("PASS_TO_PASS"),
                    "environment_setup_commit": base}
             f.write(json.dumps(row) + "\n")
