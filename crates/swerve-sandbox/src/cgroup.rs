@@ -1,9 +1,10 @@
 //! Per-sandbox cgroups for the memory and process-count limits.
 //!
-//! Uses the unified hierarchy (cgroup v2) when `/sys/fs/cgroup` is one, else the v1
-//! `memory` and `pids` controllers. Creating cgroups needs write access to the hierarchy
-//! (root, or a delegated subtree); without it the limits fall back to rlimits, and
-//! `swerve doctor` says so.
+//! Uses the unified hierarchy (cgroup v2) when `/sys/fs/cgroup` is one (enabling the memory
+//! and pids controllers for the root's children when no init did), else the v1 `memory` and
+//! `pids` controllers. Creating cgroups needs write access to the hierarchy (root, or a
+//! delegated subtree); without it the limits fall back to rlimits, and `swerve doctor` says
+//! so.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -46,6 +47,7 @@ impl CgroupSupport {
             let group = root.join(GROUP);
             if controllers.contains("memory")
                 && controllers.contains("pids")
+                && enable_at_root(root)
                 && can_create_in(&group)
                 && std::fs::write(group.join("cgroup.subtree_control"), "+memory +pids").is_ok()
             {
@@ -59,6 +61,24 @@ impl CgroupSupport {
         }
         Self::Unavailable
     }
+}
+
+/// Whether the root cgroup hands the memory and pids controllers down to its children,
+/// enabling them if it does not: without an init that enables them (systemd does), a
+/// cgroup-v2 host's root has an empty `cgroup.subtree_control`, and no child could limit
+/// memory or processes. The root is exempt from the rule that a cgroup with processes cannot
+/// enable controllers for its children, so this works while processes live in it, as the
+/// container runtimes' cgroupfs drivers do it.
+fn enable_at_root(root: &Path) -> bool {
+    let delegated = || {
+        let enabled =
+            std::fs::read_to_string(root.join("cgroup.subtree_control")).unwrap_or_default();
+        let words: Vec<&str> = enabled.split_whitespace().collect();
+        words.contains(&"memory") && words.contains(&"pids")
+    };
+    delegated()
+        || (std::fs::write(root.join("cgroup.subtree_control"), "+memory +pids").is_ok()
+            && delegated())
 }
 
 /// Whether a child cgroup can be created (and removed again) under `group`.
