@@ -49,9 +49,10 @@ if [ ! -e "$out/root/.swerve-ready" ]; then
     debootstrap --variant=minbase \
         --include=linux-image-amd64,initramfs-tools,python3,git,ca-certificates,iproute2,procps,kmod,libssl3,libffi8,libsqlite3-0,libbz2-1.0,liblzma5,libreadline8,zlib1g \
         bookworm "$out/root" http://deb.debian.org/debian >"$out/debootstrap.log" 2>&1
-    printf '127.0.0.1 localhost\n' >"$out/root/etc/hosts"
     touch "$out/root/.swerve-ready"
 fi
+# minbase writes no /etc/hosts; a host has one (the sandbox's `hosts` entries extend it).
+[ -e "$out/root/etc/hosts" ] || printf '127.0.0.1 localhost\n' >"$out/root/etc/hosts"
 check="$out/root/opt/check"
 rm -rf "$check" && mkdir -p "$check"
 cp "$tests" "$check/sandbox-tests"
