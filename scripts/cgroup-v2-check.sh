@@ -47,7 +47,7 @@ fi
 if [ ! -e "$out/root/.swerve-ready" ]; then
     rm -rf "$out/root"
     debootstrap --variant=minbase \
-        --include=linux-image-amd64,initramfs-tools,python3,git,ca-certificates,iproute2,procps,kmod,libssl3,libffi8,libsqlite3-0,libbz2-1.0,liblzma5,libreadline8,zlib1g \
+        --include=linux-image-amd64,initramfs-tools,python3,git,ca-certificates,debootstrap,iproute2,procps,kmod,libssl3,libffi8,libsqlite3-0,libbz2-1.0,liblzma5,libreadline8,zlib1g \
         bookworm "$out/root" http://deb.debian.org/debian >"$out/debootstrap.log" 2>&1
     touch "$out/root/.swerve-ready"
 fi
