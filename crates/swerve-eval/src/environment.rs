@@ -96,6 +96,14 @@ pub struct EnvironmentRecipe {
     pub env: BTreeMap<String, String>,
 }
 
+impl EnvironmentRecipe {
+    /// Whether the recipe installs from its own wheel directory only (`--no-index`): no
+    /// package index to fetch uv or a dated resolution from.
+    fn offline_index(&self) -> bool {
+        self.pip_args.iter().any(|arg| arg == "--no-index")
+    }
+}
+
 impl From<&crate::spec::Recipe> for EnvironmentRecipe {
     fn from(recipe: &crate::spec::Recipe) -> Self {
         EnvironmentRecipe {
@@ -470,7 +478,7 @@ impl Environments<'_> {
             &lay_out_prefix(interpreter, installation),
             self.timeout,
         )?;
-        let offline_index = recipe.pip_args.iter().any(|arg| arg == "--no-index");
+        let offline_index = recipe.offline_index();
         let modern = version_of(interpreter).is_some_and(|version| {
             let mut parts = version
                 .split('.')
@@ -660,9 +668,8 @@ impl Environments<'_> {
             .map_err(io_error("downloading the build requirements"))?;
         }
         if let Some(install) = &recipe.install {
-            let offline_index = recipe.pip_args.iter().any(|arg| arg == "--no-index");
             let constrained = match &recipe.exclude_newer {
-                Some(date) if self.network && !offline_index => {
+                Some(date) if self.network && !recipe.offline_index() => {
                     self.resolve_as_of(shell.as_ref(), &mut log, date)?
                 }
                 _ => false,
