@@ -13,7 +13,8 @@
 # Each line gives wall seconds and CPU seconds (user + system, children included): wall time
 # depends on what else the machine runs, CPU time much less, so compare CPU times when the
 # machine was shared. Then the sizes: the release binary as built, stripped and gzipped; the
-# tarball, the wheel and the debug file.
+# tarball, the wheel and the debug file; and the dist binary by crate and section
+# (scripts/size-by-crate.py).
 #
 # Usage: scripts/bench-build.sh [WORK] (default: a new directory under /tmp; it holds two
 # target directories, ~15 GB). Takes about 1.5 h of CPU on 2 cores. Run it niced beside other
@@ -51,4 +52,7 @@ for artifact in "$work"/dist/*.tar.gz "$work"/dist/*.whl "$work"/dist/*.debug; d
   echo "$(basename "$artifact"): $(size "$artifact")"
 done
 tar -xzf "$work"/dist/*.tar.gz -C "$work" --wildcards '*/swerve'
-echo "dist binary (in the tarball): $(size "$(ls "$work"/swerve-*-x86_64-unknown-linux-gnu/swerve)")"
+dist_binary="$(ls "$work"/swerve-*-x86_64-unknown-linux-gnu/swerve)"
+echo "dist binary (in the tarball): $(size "$dist_binary")"
+# What is inside it, by crate (the symbol table of its debug file) and by section.
+python3 scripts/size-by-crate.py "$(ls "$work"/dist/*-unknown-linux-gnu.debug)" "$dist_binary" --top 15

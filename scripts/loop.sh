@@ -14,6 +14,10 @@
 #  4. Trained: `swerve run --model embedded:DIR` on the held-out tasks, the same seeds.
 #  5. The before/after table (examples/loop/report.py), the loss curve as a PNG, and the
 #     greedy parity of swerve's engine with transformers on each model (compare.py).
+#  6. One online RL stage from the trained model: TRL's GRPOTrainer whose rollouts are
+#     swerve episodes (swerve.integrations.trl), a group per optimizer step, the reward
+#     swerve's; then its logged rewards and advantages checked against `swerve data
+#     advantages` over the same trajectories (examples/loop/grpo.py; fails on a difference).
 #
 # Outputs go to $LOOP_OUT (runs/loop); reruns resume there (finished rollouts and a trained
 # model are kept; LOOP_RETRAIN=1 trains again). Settings, by environment variable:
@@ -23,6 +27,9 @@
 #   LOOP_LR        learning rate           (1e-4)
 #   LOOP_MAX_LENGTH rows longer than this many tokens are left out (2048)
 #   LOOP_MAX_STEPS, LOOP_MAX_TOKENS, LOOP_TEMPERATURE  the held-out rollouts' limits (4, 160, 0.7)
+#   LOOP_GRPO_IDS  the GRPO stage's tasks   (the first two training tasks)
+#   LOOP_GRPO_GROUP, LOOP_GRPO_STEPS  episodes per group, optimizer steps (4, 2)
+#   LOOP_GRPO_PENALTY  reward.format_error_penalty in the GRPO stage (0.1: rewards that vary)
 #   LOOP_VENV      the trainer's venv      (target/venvs/loop; about 5 GB with torch's CUDA libraries)
 #   SWERVE_BIN     the swerve to run       (else built from this checkout: cargo build -p swerve-cli)
 set -euo pipefail
@@ -63,6 +70,13 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 nice "$venv/bin/pip" install --quiet --disable-pip-version-check -r examples/loop/requirements.txt
 py="$venv/bin/python"
+# The swerve package in the trainer's venv (the GRPO stage's rollouts run swerve.Env), built
+# as scripts/python-tests.sh builds it, with this checkout's command in it.
+wheels="${CARGO_TARGET_DIR:-target}/wheels-loop"
+rm -rf "$wheels"
+nice "$venv/bin/maturin" build --quiet --profile dev --out "$wheels"
+"$py" scripts/finish-wheel.py "$(ls "$wheels"/swerve-*.whl)" "$swerve"
+"$venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/swerve-*.whl
 # Everything the trainer reads is local: no hub look-ups (unreachable here, and slow to time
 # out), and no progress bars in the log.
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 TQDM_DISABLE=1
@@ -125,3 +139,10 @@ for seed in $seeds; do
 done
 "$py" examples/loop/report.py --base "${base_runs[@]}" --trained "${trained_runs[@]}" \
   --training "$out/model/training.json" --out "$out/report.json" --plot "$out/loss.png"
+
+# 6. One online RL stage from the trained model, checked against swerve's advantages.
+read -r -a grpo_ids <<<"${LOOP_GRPO_IDS:-${train[0]} ${train[1]}}"
+nice "$py" examples/loop/grpo.py --model "$(cd "$out/model" && pwd)" --tasks "$tasks" --swerve "$swerve" \
+  --out "$out/grpo" --ids "${grpo_ids[@]}" --group "${LOOP_GRPO_GROUP:-4}" --steps "${LOOP_GRPO_STEPS:-2}" \
+  --turn-tokens "$max_tokens" --set "agent.max_steps=$max_steps" \
+  --set "reward.format_error_penalty=${LOOP_GRPO_PENALTY:-0.1}"

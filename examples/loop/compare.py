@@ -14,8 +14,27 @@ Usage: compare.py --model GGUF_FILE|DIR --trajectory FILE --out JSON
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import pathlib
+
+
+def request_of(records: list[dict], index: int) -> list[dict]:
+    """The messages step `index` sent, rebuilt from its `messages_sent`: the full list, or a
+    delta on an earlier step's request (or the header's `prompt`) as docs/trajectories.md
+    describes (`base`, `keep`, `drop_reasoning`, `append`)."""
+    step = next(record for record in records if record["type"] == "step" and record["index"] == index)
+    sent = step["messages_sent"]
+    if isinstance(sent, list):
+        return sent
+    if "base" in sent:
+        base = request_of(records, sent["base"])
+    else:
+        base = next(record for record in records if record["type"] == "header")["prompt"]
+    messages = copy.deepcopy(base[: sent.get("keep", 0)])
+    for position in sent.get("drop_reasoning", []):
+        messages[position].pop("reasoning_content", None)
+    return messages + sent.get("append", [])
 
 
 def main() -> None:
@@ -38,20 +57,17 @@ def main() -> None:
 
     model_path = args.model.resolve()
     if model_path.is_file():
-        from train import chat_template
+        from train import gguf_tokenizer
 
         where = {"pretrained_model_name_or_path": model_path.parent, "gguf_file": model_path.name}
-        tokenizer = AutoTokenizer.from_pretrained(**where)
-        tokenizer.chat_template = chat_template(model_path)
+        tokenizer = gguf_tokenizer(model_path)
     else:
         where = {"pretrained_model_name_or_path": model_path}
         tokenizer = AutoTokenizer.from_pretrained(**where)
     model = AutoModelForCausalLM.from_pretrained(**where, dtype=torch.float32)
     model.eval()
 
-    messages = step["messages_sent"]
-    if isinstance(messages, dict):
-        messages = messages.get("messages", [])
+    messages = request_of(records, step["index"])
     text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     hf_prompt_ids = tokenizer(text, add_special_tokens=False)["input_ids"]
 

@@ -22,12 +22,46 @@ import pathlib
 import time
 
 
+# The trainer settings both stages share: on the CPU, a log line per optimizer step, no
+# checkpoints, no tracker, data loaded in the training process.
+CPU_TRAINING = {
+    "logging_steps": 1,
+    "save_strategy": "no",
+    "report_to": "none",
+    "use_cpu": True,
+    "dataloader_num_workers": 0,
+}
+
+
 def chat_template(gguf_path: pathlib.Path) -> str:
     """The chat template in the GGUF file's metadata (``tokenizer.chat_template``)."""
     from gguf import GGUFReader
 
     field = GGUFReader(gguf_path).fields["tokenizer.chat_template"]
     return bytes(field.parts[field.data[0]]).decode("utf-8")
+
+
+def gguf_tokenizer(gguf_path: pathlib.Path):
+    """The GGUF file's tokenizer as swerve's engine builds it: transformers' GGUF loader, with
+    the file's chat template, and for ``tokenizer.ggml.pre = smollm`` SmolLM's own
+    pre-tokenizer (digits split one by one, then byte-level), which that loader leaves out:
+    without it ``"\n  1."`` and every other digit run tokenize differently from the text
+    swerve sends the model."""
+    from gguf import GGUFReader
+    from tokenizers import pre_tokenizers
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+    tokenizer.chat_template = chat_template(gguf_path)
+    field = GGUFReader(gguf_path).fields.get("tokenizer.ggml.pre")
+    if field is not None and bytes(field.parts[field.data[0]]).decode("utf-8") == "smollm":
+        tokenizer.backend_tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Digits(individual_digits=True),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True),
+            ]
+        )
+    return tokenizer
 
 
 def load_rows(path: pathlib.Path) -> list[dict]:
@@ -60,13 +94,12 @@ def main() -> None:
 
     import torch
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
     from trl import SFTConfig, SFTTrainer
 
     torch.manual_seed(args.seed)
     gguf = args.gguf.resolve()
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    tokenizer.chat_template = chat_template(gguf)
+    tokenizer = gguf_tokenizer(gguf)
     model = AutoModelForCausalLM.from_pretrained(
         gguf.parent, gguf_file=gguf.name, dtype=torch.float32
     )
@@ -101,14 +134,10 @@ def main() -> None:
         learning_rate=args.lr,
         lr_scheduler_type="constant",
         warmup_steps=0,
-        logging_steps=1,
-        save_strategy="no",
-        report_to="none",
         max_length=args.max_length,
         completion_only_loss=True,
-        use_cpu=True,
         seed=args.seed,
-        dataloader_num_workers=0,
+        **CPU_TRAINING,
     )
     trainer = SFTTrainer(
         model=model,

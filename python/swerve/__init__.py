@@ -286,11 +286,17 @@ class Env:
         """The workspace's diff against the task's base commit."""
         return self._native.patch()
 
-    def evaluate(self) -> Evaluation:
+    def evaluate(self, trajectory: Optional[PathLike] = None) -> Evaluation:
         """Grades the current patch by SWE-bench's rules, in a fresh workspace (this one
         stays as it is), and shapes the reward by the configuration's ``[reward]`` from the
-        episode's record."""
-        graded = json.loads(self._native.evaluate())
+        episode's record. With ``trajectory`` (a file path), the graded episode is also
+        written there as a swerve trajectory, as ``swerve run --eval`` writes one: put the
+        files under ``DIR/trajectories/`` and ``swerve data export --run DIR`` or ``swerve
+        data advantages --run DIR`` read a trainer's rollouts as a run's."""
+        path = _path(trajectory)
+        if path is not None:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        graded = json.loads(self._native.evaluate(path))
         return Evaluation(
             graded["instance_id"],
             graded["resolved"],
@@ -340,8 +346,8 @@ class AsyncEnv:
     async def patch(self) -> str:
         return await asyncio.to_thread(self.env.patch)
 
-    async def evaluate(self) -> Evaluation:
-        return await asyncio.to_thread(self.env.evaluate)
+    async def evaluate(self, trajectory: Optional[PathLike] = None) -> Evaluation:
+        return await asyncio.to_thread(self.env.evaluate, trajectory)
 
     async def close(self) -> None:
         await asyncio.to_thread(self.env.close)

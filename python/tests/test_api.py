@@ -65,6 +65,33 @@ def test_bundled_tasks_through_env_with_the_replay_model_end_resolved(tasks):
         assert evaluation.patch.startswith("diff --git")
 
 
+def test_evaluate_writes_the_graded_episode_that_swerve_data_reads(cli, tmp_path, tasks):
+    """A trainer's rollouts through Env, written by evaluate(trajectory=...), are a run to
+    `swerve data advantages`: the same rewards, and advantages by them."""
+    task = task_by_id(tasks, "swerve-examples__calc-1")
+    run = tmp_path / "run"
+    graded = {}
+    with swerve.Env(task, id="calc-solved") as env:
+        replay(env, task)
+        graded[env.id] = env.evaluate(trajectory=run / "trajectories" / "solved.jsonl")
+    with swerve.Env(task, id="calc-gave-up") as env:
+        env.reset()
+        assert env.step({"name": "finish", "arguments": {"command": "submit"}}).done
+        graded[env.id] = env.evaluate(trajectory=run / "trajectories" / "gave-up.jsonl")
+    assert graded["calc-solved"].reward == 1.0 and graded["calc-gave-up"].reward == 0.0
+
+    written = swerve.read_trajectory(run / "trajectories" / "solved.jsonl")
+    assert written.id == "calc-solved" and written.instance_id == task.instance_id
+    assert written.outcome["eval_report"]["resolved"] is True
+    assert len(written.steps) == len(json.loads((DEMOS / f"{task.instance_id}.json").read_text())["calls"])
+
+    done = cli("data", "advantages", "--run", run)
+    assert done.returncode == 0, done.stderr
+    rows = {row["trajectory_id"]: row for row in map(json.loads, (run / "advantages.jsonl").read_text().splitlines())}
+    assert {id: row["reward"] for id, row in rows.items()} == {id: e.reward for id, e in graded.items()}
+    assert rows["calc-solved"]["advantage"] > 0 > rows["calc-gave-up"]["advantage"]
+
+
 def test_tool_calls_and_native_assistant_messages_step_the_env(tasks):
     task = task_by_id(tasks, "swerve-examples__pager-1")
     calls = json.loads((DEMOS / f"{task.instance_id}.json").read_text())["calls"]

@@ -132,6 +132,49 @@ def test_verl_episode_is_token_in_token_out_and_validates_as_agent_loop_output(t
     assert output.num_turns == 2 * len(server.prompts)  # user + assistants + observations + 1
 
 
+# --- TRL (GRPOTrainer's rollout_func; TRL itself needs torch: scripts/loop.sh runs it) ---
+
+
+def test_trl_rollouts_give_grpo_its_fields_and_a_run_that_swerve_data_grades_alike(cli, tmp_path, tasks):
+    """One group of two episodes of calc-1 (the demonstration: resolved; a reply that
+    submits at once: not), as GRPOTrainer's RepeatSampler hands the prompt twice. The
+    written trajectories are a run whose advantages, with TRL's ε, are TRL's formula over
+    the rewards TRL received: (r − mean) / (sample std + 1e-4)."""
+    from types import SimpleNamespace
+
+    from swerve.integrations import trl
+
+    tokenizer = qwen3_tokenizer()
+    task = task_by_id(tasks, "swerve-examples__calc-1")
+    replies = replay_replies(task.instance_id)
+    server = ReplayServer(tokenizer, replies + replies[-1:])
+    rollouts = trl.Rollouts(tasks, tokenizer=tokenizer, generate=server.generate, run_dir=tmp_path / "grpo")
+    trainer = SimpleNamespace(args=SimpleNamespace(max_completion_length=32768), processing_class=tokenizer)
+    fields = rollouts([task.instance_id, [{"role": "user", "content": task.instance_id}]], trainer)
+
+    assert fields["swerve_reward"] == [1.0, 0.0] and fields["resolved"] == [True, False]
+    for key in ("prompt_ids", "completion_ids", "logprobs", "env_mask", "trajectory_id"):
+        assert len(fields[key]) == 2, key
+    for completion, mask, logprobs in zip(fields["completion_ids"], fields["env_mask"], fields["logprobs"]):
+        assert len(completion) == len(mask) == len(logprobs)
+        assert all(value == 0.0 for value, masked in zip(logprobs, mask) if not masked)
+    assert 0 in fields["env_mask"][0] and sum(fields["env_mask"][1]) == len(fields["completion_ids"][1])
+    assert trl.env_reward([], [], fields["swerve_reward"]) == [1.0, 0.0]
+    assert rollouts.batches == [fields["trajectory_id"]]
+    with pytest.raises(swerve.SwerveError, match="give a task's instance_id"):
+        rollouts(["no-such-task"], trainer)
+
+    done = cli("data", "advantages", "--run", tmp_path / "grpo" / "0", "--epsilon", "1e-4")
+    assert done.returncode == 0, done.stderr
+    rows = {row["trajectory_id"]: row for row in map(json.loads, (tmp_path / "grpo" / "0" / "advantages.jsonl").read_text().splitlines())}
+    rewards = fields["swerve_reward"]
+    mean = sum(rewards) / 2
+    std = (sum((r - mean) ** 2 for r in rewards) / 1) ** 0.5
+    for id, reward in zip(fields["trajectory_id"], rewards):
+        assert rows[id]["reward"] == reward
+        assert abs(rows[id]["advantage"] - (reward - mean) / (std + 1e-4)) < 1e-9
+
+
 def test_verl_episode_is_cut_to_response_length(tasks):
     from swerve.integrations import verl
 

@@ -374,11 +374,14 @@ impl NativeEnv {
         detached(py, || self.with_env(|env| env.patch()))
     }
 
-    /// `evaluate()`: grades the current patch and shapes the reward by `[reward]` from the
-    /// episode's record; JSON text of `id`, `instance_id`, `reward` (the shaped total; null
-    /// when grading failed for the machinery's reason), `reward_terms`, `score`, `resolved`,
-    /// `patch`, `report`, `exit_reason`, `steps`.
-    fn evaluate(&self, py: Python<'_>) -> PyResult<String> {
+    /// `evaluate(trajectory)`: grades the current patch and shapes the reward by `[reward]`
+    /// from the episode's record; JSON text of `id`, `instance_id`, `reward` (the shaped
+    /// total; null when grading failed for the machinery's reason), `reward_terms`, `score`,
+    /// `resolved`, `patch`, `report`, `exit_reason`, `steps`. With `trajectory`, the graded
+    /// episode is written there as a swerve trajectory file (as `swerve run --eval` writes
+    /// one).
+    #[pyo3(signature = (trajectory=None))]
+    fn evaluate(&self, py: Python<'_>, trajectory: Option<PathBuf>) -> PyResult<String> {
         detached(py, || {
             let evaluation = self.with_env(|env| env.evaluation())?;
             let runtime = runtime()?;
@@ -395,7 +398,10 @@ impl NativeEnv {
             let graded = runtime.block_on(
                 runtime.spawn(async move { evaluation.grade(grader.as_ref()).await }),
             )??;
-            text(&graded)
+            if let Some(path) = trajectory {
+                swerve_core::trajectory::write_trajectory(&path, &graded.trajectory)?;
+            }
+            text(&graded.result)
         })
     }
 

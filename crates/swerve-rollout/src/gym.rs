@@ -400,39 +400,50 @@ pub struct Evaluation {
 impl Evaluation {
     /// Grades the patch with `grader` (in a fresh workspace; the environment stays as it
     /// is) and shapes the reward by `[reward]` from the episode's record, as `swerve run`
-    /// records it: `id`, `instance_id`, `reward` (the shaped total, see [`reward_of`]),
-    /// `reward_terms` (the total's terms), `score` (the grade's), `resolved`, `patch`,
-    /// `report`, `exit_reason` and `steps`.
-    pub async fn grade(mut self, grader: &dyn Grader) -> Result<Value> {
+    /// records it (see [`Graded`]).
+    pub async fn grade(mut self, grader: &dyn Grader) -> Result<Graded> {
         let patch = Some(self.outcome.patch.as_str()).filter(|patch| !patch.is_empty());
         let grade = grader.grade(&self.task, patch, Some(&self.id)).await;
-        let terms = match reward_of(&grade) {
-            Some(_) => {
-                record_grade(
-                    &mut self.outcome,
-                    &grade,
-                    &self.record,
-                    Path::new(&self.id),
-                    &self.config,
-                )
-                .with_context(|| format!("environment {:?}", self.id))?;
-                self.outcome.extra.get(crate::reward::REWARD_KEY).cloned()
-            }
-            None => None,
-        };
-        Ok(json!({
+        // Recorded as `swerve run` records it, infra failures included (no reward, the
+        // report saying why), so that `swerve data` reads the trajectory as a run's.
+        record_grade(
+            &mut self.outcome,
+            &grade,
+            &self.record,
+            Path::new(&self.id),
+            &self.config,
+        )
+        .with_context(|| format!("environment {:?}", self.id))?;
+        let score = reward_of(&grade);
+        let terms = score.and(self.outcome.extra.get(crate::reward::REWARD_KEY).cloned());
+        let result = json!({
             "id": self.id,
             "instance_id": self.task.instance_id,
             "reward": terms.as_ref().and_then(|terms| terms["total"].as_f64()),
             "reward_terms": terms,
-            "score": reward_of(&grade),
+            "score": score,
             "resolved": grade.resolved(),
             "patch": self.outcome.patch,
             "report": grade.to_json(),
             "exit_reason": self.outcome.exit_reason.as_str(),
             "steps": self.record.steps.len(),
-        }))
+        });
+        let mut trajectory = self.record;
+        trajectory.outcome = Some(self.outcome);
+        Ok(Graded { result, trajectory })
     }
+}
+
+/// A graded gym episode, from [`Evaluation::grade`].
+pub struct Graded {
+    /// What the front ends answer: `id`, `instance_id`, `reward` (the shaped total, see
+    /// [`reward_of`]; null when grading failed for the machinery's reason), `reward_terms`
+    /// (the total's terms), `score` (the grade's), `resolved`, `patch`, `report`,
+    /// `exit_reason` and `steps`.
+    pub result: Value,
+    /// The episode as a trajectory, its outcome graded as `swerve run --eval` writes it:
+    /// what `swerve data export` and `swerve data advantages` read.
+    pub trajectory: Trajectory,
 }
 
 /// The model response a policy's `reply` stands for; an error when its logprobs do not

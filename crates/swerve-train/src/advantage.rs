@@ -3,7 +3,8 @@
 //!
 //! Estimators of a group with rewards `r_1 … r_G`, mean `μ` and sample standard deviation
 //! `σ` (n − 1 in the denominator, as `torch.std` computes it in verl and TRL):
-//! - [`Estimator::Grpo`]: `(r_i − μ) / (σ + ε)`, ε = 1e-6 (GRPO; DAPO's normalization);
+//! - [`Estimator::Grpo`]: `(r_i − μ) / (σ + ε)` (GRPO; DAPO's normalization), ε given:
+//!   [`EPSILON`] (verl's 1e-6) by default, TRL's `GRPOTrainer` adds 1e-4;
 //! - [`Estimator::DrGrpo`]: `r_i − μ` (Dr. GRPO: no division by σ);
 //! - [`Estimator::Rloo`]: `r_i − mean_{j≠i} r_j` (leave-one-out; SWE-World's GRPO++).
 //!
@@ -15,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// ε added to σ by [`Estimator::Grpo`].
+/// The ε added to σ by [`Estimator::Grpo`] unless told otherwise: verl's (1e-6).
 pub const EPSILON: f64 = 1e-6;
 
 /// How a group's rewards become advantages.
@@ -41,8 +42,9 @@ impl Estimator {
     }
 }
 
-/// The advantage of each reward of one group, in order.
-pub fn advantages(rewards: &[f64], estimator: Estimator) -> Vec<f64> {
+/// The advantage of each reward of one group, in order; `epsilon` is the ε of
+/// [`Estimator::Grpo`] (the others have none).
+pub fn advantages(rewards: &[f64], estimator: Estimator, epsilon: f64) -> Vec<f64> {
     let n = rewards.len();
     if n <= 1 {
         return rewards.to_vec();
@@ -53,7 +55,7 @@ pub fn advantages(rewards: &[f64], estimator: Estimator) -> Vec<f64> {
             let std = sample_std(rewards);
             rewards
                 .iter()
-                .map(|r| (r - mean) / (std + EPSILON))
+                .map(|r| (r - mean) / (std + epsilon))
                 .collect()
         }
         Estimator::DrGrpo => rewards.iter().map(|r| r - mean).collect(),
@@ -161,23 +163,26 @@ mod tests {
         // Rewards 1, 0, 0, 0: mean 0.25, sample variance (0.5625 + 3 · 0.0625) / 3 = 0.25,
         // σ = 0.5: advantages 0.75 / 0.5 = 1.5 and -0.25 / 0.5 = -0.5 (ε moves them by 3e-6).
         assert_close(
-            &advantages(&[1.0, 0.0, 0.0, 0.0], Estimator::Grpo),
+            &advantages(&[1.0, 0.0, 0.0, 0.0], Estimator::Grpo, EPSILON),
             &[1.5, -0.5, -0.5, -0.5],
         );
         // 1, 0: mean 0.5, σ = sqrt(0.5) ≈ 0.7071: ±0.7071.
         let half = 0.5 / 0.5f64.sqrt();
-        assert_close(&advantages(&[1.0, 0.0], Estimator::Grpo), &[half, -half]);
+        assert_close(
+            &advantages(&[1.0, 0.0], Estimator::Grpo, EPSILON),
+            &[half, -half],
+        );
     }
 
     #[test]
     fn dr_grpo_by_hand() {
         assert_close(
-            &advantages(&[1.0, 0.0, 0.0, 0.0], Estimator::DrGrpo),
+            &advantages(&[1.0, 0.0, 0.0, 0.0], Estimator::DrGrpo, EPSILON),
             &[0.75, -0.25, -0.25, -0.25],
         );
         // Composite rewards 1.08, 0.5, -0.2: mean 0.46.
         assert_close(
-            &advantages(&[1.08, 0.5, -0.2], Estimator::DrGrpo),
+            &advantages(&[1.08, 0.5, -0.2], Estimator::DrGrpo, EPSILON),
             &[0.62, 0.04, -0.66],
         );
     }
@@ -187,12 +192,12 @@ mod tests {
         // 1 − mean(0,0,0) = 1; 0 − mean(1,0,0) = −1/3.
         let third = 1.0 / 3.0;
         assert_close(
-            &advantages(&[1.0, 0.0, 0.0, 0.0], Estimator::Rloo),
+            &advantages(&[1.0, 0.0, 0.0, 0.0], Estimator::Rloo, EPSILON),
             &[1.0, -third, -third, -third],
         );
         // 1.08 − mean(0.5, −0.2) = 0.93; 0.5 − 0.44 = 0.06; −0.2 − 0.79 = −0.99.
         assert_close(
-            &advantages(&[1.08, 0.5, -0.2], Estimator::Rloo),
+            &advantages(&[1.08, 0.5, -0.2], Estimator::Rloo, EPSILON),
             &[0.93, 0.06, -0.99],
         );
     }
@@ -200,11 +205,11 @@ mod tests {
     #[test]
     fn zero_variance_groups_have_zero_advantages_and_are_flagged() {
         for estimator in [Estimator::Grpo, Estimator::DrGrpo, Estimator::Rloo] {
-            assert_close(&advantages(&[1.0, 1.0, 1.0], estimator), &[0.0; 3]);
-            assert_close(&advantages(&[0.0; 4], estimator), &[0.0; 4]);
+            assert_close(&advantages(&[1.0, 1.0, 1.0], estimator, EPSILON), &[0.0; 3]);
+            assert_close(&advantages(&[0.0; 4], estimator, EPSILON), &[0.0; 4]);
             // A group of one: verl's convention, the reward itself.
-            assert_close(&advantages(&[0.7], estimator), &[0.7]);
-            assert!(advantages(&[], estimator).is_empty());
+            assert_close(&advantages(&[0.7], estimator, EPSILON), &[0.7]);
+            assert!(advantages(&[], estimator, EPSILON).is_empty());
         }
         assert!(zero_variance(&[1.0, 1.0]) && zero_variance(&[0.5]));
         assert!(!zero_variance(&[1.0, 0.0]));
@@ -230,7 +235,7 @@ mod tests {
         #[test]
         fn centred_estimators_sum_to_zero(rewards in prop::collection::vec(-2.0f64..2.0, 2..12)) {
             for estimator in [Estimator::Grpo, Estimator::DrGrpo, Estimator::Rloo] {
-                let sum: f64 = advantages(&rewards, estimator).iter().sum();
+                let sum: f64 = advantages(&rewards, estimator, EPSILON).iter().sum();
                 prop_assert!(sum.abs() < 1e-6, "{estimator:?} {sum}");
             }
         }
@@ -238,8 +243,8 @@ mod tests {
         #[test]
         fn rloo_is_dr_grpo_scaled(rewards in prop::collection::vec(-2.0f64..2.0, 2..12)) {
             let n = rewards.len() as f64;
-            let rloo = advantages(&rewards, Estimator::Rloo);
-            let dr = advantages(&rewards, Estimator::DrGrpo);
+            let rloo = advantages(&rewards, Estimator::Rloo, EPSILON);
+            let dr = advantages(&rewards, Estimator::DrGrpo, EPSILON);
             for (a, b) in rloo.iter().zip(&dr) {
                 prop_assert!((a - b * n / (n - 1.0)).abs() < 1e-9);
             }

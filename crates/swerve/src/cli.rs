@@ -830,6 +830,10 @@ pub struct AdvantagesArgs {
     /// How rewards become advantages within a group.
     #[arg(long, value_enum, default_value_t = EstimatorArg::Grpo)]
     pub estimator: EstimatorArg,
+    /// The ε added to the standard deviation by `grpo`: verl's 1e-6 by default; TRL's
+    /// `GRPOTrainer` adds 1e-4.
+    #[arg(long, value_name = "EPS", default_value_t = swerve_train::advantage::EPSILON)]
+    pub epsilon: f64,
     /// DAPO's dynamic sampling: drop groups whose rewards are all equal.
     #[arg(long)]
     pub dynamic_sampling: bool,
@@ -847,7 +851,7 @@ pub struct AdvantagesArgs {
 /// Advantage estimators.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum EstimatorArg {
-    /// (r - mean) / (std + 1e-6).
+    /// (r - mean) / (std + ε), ε from --epsilon.
     Grpo,
     /// r - mean (Dr. GRPO).
     DrGrpo,

@@ -61,9 +61,11 @@ async def run_episode(
     response_length: int,
     sampling_params: Optional[Dict[str, Any]] = None,
     request_id: Optional[str] = None,
+    trajectory: Optional[swerve.PathLike] = None,
 ) -> Dict[str, Any]:
     """Runs one episode of ``env`` (reset, turns until done, evaluate, close) and returns the
-    fields of verl's ``AgentLoopOutput``."""
+    fields of verl's ``AgentLoopOutput``. With ``trajectory``, the graded episode is written
+    there as a swerve trajectory (:meth:`swerve.Env.evaluate`)."""
     sampling_params = dict(sampling_params or {})
     request_id = request_id or env.id
     opening = await env.reset()
@@ -116,7 +118,7 @@ async def run_episode(
             if len(response_ids) >= response_length:
                 truncated = True
                 break
-        evaluation = await env.evaluate()
+        evaluation = await env.evaluate(trajectory)
     finally:
         await env.close()
     response_ids = response_ids[:response_length]

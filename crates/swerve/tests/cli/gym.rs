@@ -17,7 +17,7 @@ use common::{Behaviour, Replies, Request, RunArgs, examples, succeeded};
 use serde_json::{Value, json};
 use swerve_core::trajectory::{Trajectory, read_trajectory};
 use swerve_rollout::config::{Config, Sources};
-use swerve_rollout::gym::{Action, GymEnv, Reply};
+use swerve_rollout::gym::{Action, Graded, GymEnv, Reply};
 use swerve_rollout::{grading, open};
 
 /// Settings every run adds: one sample of each task, a shaped reward with a turn penalty
@@ -208,8 +208,20 @@ fn compare_in(mode: &Mode, preset: &str, model: &[&str], sets: &[&str], after_ru
             .unwrap()
             .trajectory;
         let mut env = GymEnv::open(id.clone(), config.clone(), &examples(), task).unwrap();
-        let graded = drive(&mut env, &run, &runtime, grader.as_ref());
+        let Graded {
+            result: graded,
+            trajectory,
+        } = drive(&mut env, &run, &runtime, grader.as_ref());
         let outcome = run.outcome.as_ref().unwrap();
+        // The graded episode as a trajectory: the run's steps and its graded outcome.
+        assert_eq!(trajectory.steps.len(), run.steps.len(), "{preset} {id}");
+        let written = trajectory.outcome.as_ref().unwrap();
+        assert_eq!(
+            written.extra["reward"], outcome.extra["reward"],
+            "{preset} {id}"
+        );
+        assert_eq!(written.reward, outcome.reward, "{preset} {id}");
+        assert_eq!(written.patch, outcome.patch, "{preset} {id}");
         assert_eq!(graded["patch"], outcome.patch.as_str(), "{preset} {id}");
         assert!(graded["resolved"].is_boolean(), "{graded}");
         let terms = &outcome.extra["reward"];
@@ -257,7 +269,7 @@ fn drive(
     run: &Trajectory,
     runtime: &tokio::runtime::Runtime,
     grader: &dyn swerve_eval::grader::Grader,
-) -> Value {
+) -> Graded {
     let id = env.id().to_owned();
     assert_eq!(
         env.opening()["reasoning_window"],

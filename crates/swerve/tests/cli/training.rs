@@ -562,6 +562,16 @@ fn advantages_by_hand_for_each_estimator() {
     );
     close(summary["pass_at_k"]["3"]["value"].as_f64().unwrap(), 0.5);
     assert_eq!(summary["dropped_groups"], 0);
+    assert_eq!(summary["epsilon"], 1e-6);
+
+    // TRL's ε (1e-4): (2/3) / (sqrt(1/3) + 1e-4), which verl's ε misses by 2e-4.
+    let (summary, rows) = advantages(&["--epsilon", "1e-4"]);
+    assert_eq!(summary["epsilon"], 1e-4);
+    close(
+        of(&rows, "a__0"),
+        (2.0 / 3.0) / ((1.0f64 / 3.0).sqrt() + 1e-4),
+    );
+    assert!((of(&rows, "a__0") - 1.154_700_5).abs() > 1e-4);
 
     // Dr.GRPO: 2/3 and −1/3; RLOO: 1 − 0 = 1 and 0 − 1/2.
     let (_, rows) = advantages(&["--estimator", "dr-grpo"]);

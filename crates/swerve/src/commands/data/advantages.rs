@@ -26,6 +26,12 @@ pub fn run(config: &Config, args: &AdvantagesArgs) -> Result<ExitCode> {
         (None, Some(run)) => run.join("advantages.jsonl"),
         (None, None) => bail!("give --out FILE (or --run DIR, which writes DIR/advantages.jsonl)"),
     };
+    if !(args.epsilon.is_finite() && args.epsilon >= 0.0) {
+        bail!(
+            "--epsilon {}: give a finite number of 0 or more (verl adds 1e-6, TRL 1e-4)",
+            args.epsilon
+        );
+    }
     let estimator = match args.estimator {
         EstimatorArg::Grpo => Estimator::Grpo,
         EstimatorArg::DrGrpo => Estimator::DrGrpo,
@@ -67,7 +73,11 @@ pub fn run(config: &Config, args: &AdvantagesArgs) -> Result<ExitCode> {
             continue;
         }
         kept_groups += 1;
-        for ((loaded, reward), advantage) in members.iter().zip(advantages(&rewards, estimator)) {
+        for ((loaded, reward), advantage) in
+            members
+                .iter()
+                .zip(advantages(&rewards, estimator, args.epsilon))
+        {
             let trajectory = &loaded.trajectory;
             if args.steps {
                 let steps = trajectory.steps.len();
@@ -116,6 +126,7 @@ pub fn run(config: &Config, args: &AdvantagesArgs) -> Result<ExitCode> {
         .collect();
     let summary = json!({
         "estimator": estimator.as_str(),
+        "epsilon": args.epsilon,
         "dynamic_sampling": args.dynamic_sampling,
         "trajectories": trajectories,
         "groups": groups.len(),

@@ -143,7 +143,7 @@ pub async fn evaluate(
         .await
         .map_err(|error| ApiError::internal(&error))?;
     slot.touch();
-    Ok(Json(graded))
+    Ok(Json(graded.result))
 }
 
 /// `DELETE /v1/envs/{id}`.
