@@ -175,6 +175,21 @@ def test_trl_rollouts_give_grpo_its_fields_and_a_run_that_swerve_data_grades_ali
         assert abs(rows[id]["advantage"] - (reward - mean) / (std + 1e-4)) < 1e-9
 
 
+def test_observation_ids_under_a_template_that_reads_every_role():
+    """verl's prefix trick renders an empty message ``{}``, which a template reading each
+    message's role unguarded (SmolLM2's) refuses; the observation is then taken against a
+    one-system-message conversation, with the same tokens."""
+    from swerve.integrations import verl
+
+    tokenizer = qwen3_tokenizer()
+    tokenizer.chat_template = (
+        "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}"
+        "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+    )
+    ids = verl.observation_ids(tokenizer, {"role": "user", "content": "EXECUTION RESULT:\n1 2"})
+    assert tokenizer.decode(ids) == "<|im_start|>user\nEXECUTION RESULT:\n1 2<|im_end|>\n<|im_start|>assistant\n"
+
+
 def test_verl_episode_is_cut_to_response_length(tasks):
     from swerve.integrations import verl
 

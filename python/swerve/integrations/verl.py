@@ -46,9 +46,24 @@ _ids = _steps.ids
 def observation_ids(tokenizer: Any, message: Dict[str, Any]) -> List[int]:
     """The tokens of an observation message as verl's ``ToolAgentLoop`` appends them: the
     message rendered with the generation prompt, minus the template's prefix for an empty
-    conversation (its default system prompt, if any)."""
-    prefix = _ids(tokenizer.apply_chat_template([{}], add_generation_prompt=False, tokenize=True))
-    rendered = _ids(tokenizer.apply_chat_template([message], add_generation_prompt=True, tokenize=True))
+    conversation (its default system prompt, if any). A template that reads every
+    message's ``role`` (SmolLM2's) cannot render verl's empty message ``{}``: the
+    observation is then what the message and the generation prompt add to a conversation
+    of one empty system message."""
+    from jinja2 import TemplateError
+
+    try:
+        prefix = _ids(tokenizer.apply_chat_template([{}], add_generation_prompt=False, tokenize=True))
+        rendered = _ids(tokenizer.apply_chat_template([message], add_generation_prompt=True, tokenize=True))
+    except TemplateError:
+        base = [{"role": "system", "content": ""}]
+        prefix = _ids(tokenizer.apply_chat_template(base, add_generation_prompt=False, tokenize=True))
+        rendered = _ids(tokenizer.apply_chat_template(base + [message], add_generation_prompt=True, tokenize=True))
+        if rendered[: len(prefix)] != prefix:
+            raise swerve.SwerveError(
+                "the chat template renders a system message differently when a message follows it: "
+                "observation tokens cannot be appended to one growing sequence with this template"
+            )
     return rendered[len(prefix) :]
 
 
