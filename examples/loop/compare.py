@@ -75,14 +75,16 @@ def main() -> None:
         output = model.generate(
             torch.tensor([prompt_ids]),
             attention_mask=torch.ones(1, len(prompt_ids), dtype=torch.long),
+            # As many tokens as swerve's, ending where the model ends (its end-of-turn
+            # token, which swerve's completion ends with when it stopped there).
             max_new_tokens=len(swerve_ids),
-            min_new_tokens=len(swerve_ids),
             do_sample=False,
             pad_token_id=tokenizer.eos_token_id,
         )
     hf_ids = output[0, len(prompt_ids) :].tolist()
     first_difference = next(
-        (index for index, (a, b) in enumerate(zip(swerve_ids, hf_ids)) if a != b), None
+        (index for index, (a, b) in enumerate(zip(swerve_ids, hf_ids)) if a != b),
+        None if len(swerve_ids) == len(hf_ids) else min(len(swerve_ids), len(hf_ids)),
     )
     result = {
         "model": str(args.model),
