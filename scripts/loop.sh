@@ -18,6 +18,9 @@
 #     swerve episodes (swerve.integrations.trl), a group per optimizer step, the reward
 #     swerve's; then its logged rewards and advantages checked against `swerve data
 #     advantages` over the same trajectories (examples/loop/grpo.py; fails on a difference).
+#  7. verl's agent loop for real: with torch in this venv, verl's AgentLoopBase imports (it
+#     cannot in the Python suite's), so python/tests/test_trainer_packages.py's verl tests
+#     run SwerveAgentLoop as a subclass of it, built as verl's worker builds it.
 #
 # Outputs go to $LOOP_OUT (runs/loop); reruns resume there (finished rollouts and a trained
 # model are kept; LOOP_RETRAIN=1 trains again). Settings, by environment variable:
@@ -146,3 +149,10 @@ nice "$py" examples/loop/grpo.py --model "$(cd "$out/model" && pwd)" --tasks "$t
   --out "$out/grpo" --ids "${grpo_ids[@]}" --group "${LOOP_GRPO_GROUP:-4}" --steps "${LOOP_GRPO_STEPS:-2}" \
   --turn-tokens "$max_tokens" --set "agent.max_steps=$max_steps" \
   --set "reward.format_error_penalty=${LOOP_GRPO_PENALTY:-0.1}"
+
+# 7. verl's agent loop for real, in the venv that has torch.
+nice "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps verl==0.9.1
+nice "$venv/bin/pip" install --quiet --disable-pip-version-check -r examples/loop/requirements-verl.txt
+./scripts/fetch-tokenizers.sh
+venv_python="$(cd "$venv" && pwd)/bin/python"
+(cd python/tests && nice "$venv_python" -m pytest -q -p no:cacheprovider test_trainer_packages.py -k verl)

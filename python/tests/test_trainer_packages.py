@@ -16,7 +16,10 @@ missing:
   (``conftest.real_definitions``). ``AgentLoopBase`` cannot be: its ``__init__`` builds verl's
   continuous-token builder (torch). So ``SwerveAgentLoop`` runs on its fallback base, built
   with the keyword arguments verl's worker passes (read from the installed source's
-  ``hydra.utils.instantiate`` call).
+  ``hydra.utils.instantiate`` call). scripts/loop.sh runs the same verl tests in its venv,
+  which has torch (and ray, tensordict, hydra): there verl's module imports, the classes are
+  verl's own, and ``SwerveAgentLoop`` is a real ``AgentLoopBase``, built by its ``__init__``
+  with an OmegaConf configuration as verl's worker holds it.
 - OpenRLHF: ``openrlhf/utils/agent.py`` (``AgentInstanceBase``, ``AgentExecutorBase``,
   ``MultiTurnAgentExecutor``) needs only aiohttp and ``openrlhf.utils.logging_utils``, but its
   package's ``openrlhf/utils/__init__.py`` imports ``math_utils`` (sympy, pylatexenc) and
@@ -73,8 +76,27 @@ def missing_for(module):
 
 @pytest.fixture(scope="module")
 def verl_classes():
+    """verl's classes: imported from verl itself where its agent loop imports (a venv with
+    torch, ray, tensordict and hydra, as scripts/loop.sh makes), and ``SwerveAgentLoop`` is
+    then a real ``AgentLoopBase``; else compiled from the installed source."""
+    missing = missing_for("verl.experimental.agent_loop.agent_loop")
+    if missing is None:
+        from types import SimpleNamespace
+
+        from verl.experimental.agent_loop import agent_loop
+        from verl.workers.rollout.replica import TokenOutput
+
+        from swerve.integrations import verl
+
+        assert issubclass(verl.SwerveAgentLoop, agent_loop.AgentLoopBase)
+        return SimpleNamespace(
+            AgentLoopOutput=agent_loop.AgentLoopOutput,
+            AgentLoopMetrics=agent_loop.AgentLoopMetrics,
+            DictConfigWrap=agent_loop.DictConfigWrap,
+            TokenOutput=TokenOutput,
+        )
     # verl's package imports tensordict (verl.protocol) before the module's own torch, ray, hydra.
-    assert missing_for("verl.experimental.agent_loop.agent_loop") in LEFT_OUT
+    assert missing in LEFT_OUT
     return verl_definitions()
 
 
@@ -117,6 +139,12 @@ def test_verl_agent_loop_runs_as_verls_worker_builds_it_and_validates_as_agent_l
         "data": {},
         "swerve": {"tasks": str(TASKS)},
     }
+    try:  # verl's worker holds its configuration as an OmegaConf DictConfig (hydra's).
+        from omegaconf import OmegaConf
+
+        config = OmegaConf.create(config)
+    except ImportError:  # not installed (the Python suite): the fallback base reads dicts alike
+        pass
     # What AgentLoopWorker._run_agent_loop passes to hydra.utils.instantiate.
     arguments = {
         "trainer_config": verl_classes.DictConfigWrap(config=config),
@@ -131,7 +159,8 @@ def test_verl_agent_loop_runs_as_verls_worker_builds_it_and_validates_as_agent_l
     assert set(arguments) == verl_instantiate_keywords()
     loop = verl.SwerveAgentLoop(**arguments)
     fields = asyncio.run(loop.run({"temperature": 1.0}, extra_info={"task_id": task.instance_id}, raw_prompt=[]))
-    output = verl_classes.AgentLoopOutput(**fields)
+    # With verl importable, run() returns verl's own AgentLoopOutput (what its worker expects).
+    output = fields if isinstance(fields, verl_classes.AgentLoopOutput) else verl_classes.AgentLoopOutput(**fields)
     assert isinstance(output.metrics, verl_classes.AgentLoopMetrics)
     assert output.reward_score == 1.0 and output.extra_fields["resolved"] and output.extra_fields["submitted"]
     assert len(output.response_ids) == len(output.response_mask) == len(output.response_logprobs)
