@@ -28,6 +28,7 @@ mod error;
 mod field;
 mod file;
 mod image;
+mod multi_swe_bench;
 mod record;
 mod validate;
 

@@ -25,7 +25,7 @@ use swerve_sandbox::{Cache, ImageRoot, RepoMap, SandboxError, Workspace, Workspa
 
 use crate::apply::{apply_patch, write_file};
 use crate::fixtures::{Fixtures, StartError};
-use crate::grading::{check_log, grade};
+use crate::grading::{LogRejection, check_log, grade};
 use crate::prepare::{FIXTURES_START_TIMEOUT, PreparedTask, ResolvedTask, TaskEnvironments};
 use crate::report::{ErrorClass, InfraReason, InstanceReport};
 use crate::rule::{self, RewardRule};
@@ -591,6 +591,33 @@ pub fn grade_log(
             }
             Err(rejection) => report.record_rejection(rejection),
         },
+        RewardRule::MultiSweBench => {
+            let Some(parser) = parsers::multi_swe_bench::for_repo(&task.repo) else {
+                return report.record_error(
+                    ErrorClass::Infra,
+                    format!(
+                        "no Multi-SWE-bench log parser for {}: swerve has those of {}",
+                        task.repo,
+                        parsers::multi_swe_bench::REPOSITORIES.join(", ")
+                    ),
+                );
+            };
+            // A log whose tests did not build shows none: Multi-SWE-bench grades it (a report
+            // without test results is not valid: not resolved), as the model's failure.
+            let checked = match check_log(log, parser) {
+                Ok(checked) => (checked.statuses, checked.exit_code),
+                Err(LogRejection::NoTestsRan) => (
+                    parsers::StatusMap::new(),
+                    parsers::test_output(log).exit_code,
+                ),
+                Err(rejection) => return report.record_rejection(rejection),
+            };
+            report.test_exit_code = checked.1;
+            match rule::grade_multi_swe_bench(&checked.0, task) {
+                Ok(graded) => report.record_grade(graded),
+                Err(error) => return report.record_error(ErrorClass::Infra, error),
+            }
+        }
         RewardRule::R2eGym => {
             let expected = match rule::r2e_gym_expected(task) {
                 Ok(expected) => expected,
@@ -638,7 +665,7 @@ fn image_task(task: &Task, head: &str) -> Task {
                     .or_insert_with(|| serde_json::Value::String(value));
             }
         }
-        RewardRule::SweBench => {}
+        RewardRule::SweBench | RewardRule::MultiSweBench => {}
     }
     task
 }
@@ -660,10 +687,21 @@ fn cache_salt(task: &Task) -> String {
         task.fail_to_pass,
         task.pass_to_pass,
         rule::starting_patch(task).unwrap_or(""),
-        task.extra
-            .get(crate::rule::EXPECTED_FIELD)
+        [
+            crate::rule::EXPECTED_FIELD,
+            "run_result",
+            "test_patch_result",
+            "p2p_tests",
+            "f2p_tests",
+            "s2p_tests",
+            "n2p_tests"
+        ]
+        .map(|field| task
+            .extra
+            .get(field)
             .map(ToString::to_string)
-            .unwrap_or_default()
+            .unwrap_or_default())
+        .join("\0")
     )
 }
 

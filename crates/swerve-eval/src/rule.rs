@@ -20,6 +20,18 @@
 //! parsed tests are exactly the expected ones, each with exactly the expected status
 //! (`FAILED` and `ERROR` expectations included; as many tests parsed as expected).
 //!
+//! A Multi-SWE-bench row (one with `test_patch_result` and `p2p_tests`) is graded as
+//! Multi-SWE-bench's `gen_eval_reports` grades a prediction
+//! (`multi_swe_bench/harness/report.py`, `gen_report.py`): the log is parsed with the
+//! repository's Multi-SWE-bench parser ([`crate::parsers::multi_swe_bench`]) and compared,
+//! test by test, with the row's `test_patch_result` (the run with the test patch alone):
+//! resolved when no test that passed there fails, none that passed in `run_result` and was
+//! absent or skipped there fails, some test that did not pass there passes, and every test
+//! of the row's `p2p_tests`, `f2p_tests`, `s2p_tests` and `n2p_tests` is again in its
+//! class (passing now, and passing, failing, skipped or absent with the test patch alone).
+//! [`grade_multi_swe_bench`] reports those as `FAIL_TO_PASS` (the last three) and
+//! `PASS_TO_PASS` (`p2p_tests` and the tests that broke).
+//!
 //! The report says which rule applied ([`crate::report::InstanceReport::rule`]). Under
 //! R2E-Gym's rule `tests_status.FAIL_TO_PASS` lists every expected test (a success when its
 //! status is the expected one) and, as failures, the tests the log shows that the row does
@@ -57,15 +69,21 @@ pub enum RewardRule {
     /// SWE-smith's rule (`get_eval_report`): a test not in the log counts as passed.
     #[serde(rename = "swe-smith")]
     SweSmith,
+    /// Multi-SWE-bench's (`Report.check` and `gen_eval_reports`): the whole log against
+    /// the row's test-patch run, every expected test in its class.
+    #[serde(rename = "multi-swe-bench")]
+    MultiSweBench,
 }
 
 impl RewardRule {
     /// The rule for `task`: R2E-Gym's for a row with `expected_output_json` and neither
     /// `FAIL_TO_PASS` nor `PASS_TO_PASS`, SWE-smith's for a row whose `image_name` is a
-    /// SWE-smith image (`[REGISTRY/]swesmith.ARCH.OWNER__REPO.COMMIT`), SWE-bench's
-    /// otherwise.
+    /// SWE-smith image (`[REGISTRY/]swesmith.ARCH.OWNER__REPO.COMMIT`), Multi-SWE-bench's
+    /// for a row with its `test_patch_result` and `p2p_tests`, SWE-bench's otherwise.
     pub fn for_task(task: &Task) -> Self {
-        if task.fail_to_pass.is_empty()
+        if is_multi_swe_bench(task) {
+            Self::MultiSweBench
+        } else if task.fail_to_pass.is_empty()
             && task.pass_to_pass.is_empty()
             && task.extra.contains_key(EXPECTED_FIELD)
         {
@@ -264,6 +282,131 @@ pub fn grade_swe_smith(statuses: &StatusMap, task: &Task) -> TestsStatus {
     }
 }
 
+/// The fields of a Multi-SWE-bench row the rule reads.
+const MULTI_SWE_BENCH_TEST_RUN: &str = "test_patch_result";
+const MULTI_SWE_BENCH_PLAIN_RUN: &str = "run_result";
+const MULTI_SWE_BENCH_CLASSES: [&str; 4] = ["p2p_tests", "f2p_tests", "s2p_tests", "n2p_tests"];
+
+/// Whether `task` is a Multi-SWE-bench row: it carries the test-patch run and `p2p_tests`.
+pub fn is_multi_swe_bench(task: &Task) -> bool {
+    task.extra.contains_key(MULTI_SWE_BENCH_TEST_RUN) && task.extra.contains_key("p2p_tests")
+}
+
+/// A test's status in a Multi-SWE-bench run (`TestStatus` of `test_result.py`): `NONE` is
+/// absent from the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RunStatus {
+    Pass,
+    Fail,
+    Skip,
+    None,
+}
+
+/// A run of a Multi-SWE-bench row (`run_result`, `test_patch_result`): test → status.
+fn multi_swe_bench_run(task: &Task, field: &str) -> Result<BTreeMap<String, RunStatus>, String> {
+    let bad = |problem: String| {
+        format!(
+            "task {}: field \"{field}\" {problem}; it must hold passed_tests, failed_tests and skipped_tests, lists of test names",
+            task.instance_id
+        )
+    };
+    let run = task
+        .extra
+        .get(field)
+        .and_then(Value::as_object)
+        .ok_or_else(|| bad("is missing or not an object".into()))?;
+    let mut statuses = BTreeMap::new();
+    for (key, status) in [
+        ("passed_tests", RunStatus::Pass),
+        ("failed_tests", RunStatus::Fail),
+        ("skipped_tests", RunStatus::Skip),
+    ] {
+        let names = run
+            .get(key)
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad(format!("has no list \"{key}\"")))?;
+        for name in names {
+            let name = name
+                .as_str()
+                .ok_or_else(|| bad(format!("has a non-string item in \"{key}\"")))?;
+            if statuses.insert(name.to_owned(), status).is_some() {
+                return Err(bad(format!("names {name:?} in two lists")));
+            }
+        }
+    }
+    Ok(statuses)
+}
+
+/// Grades Multi-SWE-bench's way (see the module's documentation): `statuses` (from
+/// [`crate::parsers::multi_swe_bench::for_repo`]) against the row's runs and classes.
+/// Resolved (no failure anywhere) exactly when Multi-SWE-bench's report on this log is
+/// valid and holds every expected test in its class. `Err` when the row's fields cannot be
+/// read (the machinery's failure, not the model's).
+pub fn grade_multi_swe_bench(statuses: &StatusMap, task: &Task) -> Result<TestsStatus, String> {
+    let plain = multi_swe_bench_run(task, MULTI_SWE_BENCH_PLAIN_RUN)?;
+    let with_tests = multi_swe_bench_run(task, MULTI_SWE_BENCH_TEST_RUN)?;
+    let now = |name: &str| match statuses.get(name) {
+        Some(TestStatus::Passed | TestStatus::Xfail) => RunStatus::Pass,
+        Some(TestStatus::Failed | TestStatus::Error) => RunStatus::Fail,
+        Some(TestStatus::Skipped) => RunStatus::Skip,
+        None => RunStatus::None,
+    };
+    let before = |run: &BTreeMap<String, RunStatus>, name: &str| {
+        run.get(name).copied().unwrap_or(RunStatus::None)
+    };
+    let mut status = TestsStatus::default();
+    // Each expected test must be in its class again: passing now, with the test-patch run's
+    // status the class names.
+    for (class, wanted) in MULTI_SWE_BENCH_CLASSES.into_iter().zip([
+        RunStatus::Pass,
+        RunStatus::Fail,
+        RunStatus::Skip,
+        RunStatus::None,
+    ]) {
+        let Some(tests) = task.extra.get(class).and_then(Value::as_object) else {
+            continue;
+        };
+        let results = match class {
+            "p2p_tests" => &mut status.pass_to_pass,
+            _ => &mut status.fail_to_pass,
+        };
+        for name in tests.keys() {
+            match before(&with_tests, name) == wanted && now(name) == RunStatus::Pass {
+                true => results.success.push(name.clone()),
+                false => results.failure.push(name.clone()),
+            }
+        }
+    }
+    // The whole log: a log without tests, a test that broke, an anomalous one (`Report.check`).
+    let mut broken: Vec<String> = statuses
+        .iter()
+        .filter(|(name, seen)| {
+            let was = before(&with_tests, name);
+            let failing = now(name) == RunStatus::Fail;
+            let error = **seen == TestStatus::Error;
+            let anomalous = matches!(was, RunStatus::None | RunStatus::Skip)
+                && before(&plain, name) == RunStatus::Pass;
+            error || (failing && (was == RunStatus::Pass || anomalous))
+        })
+        .map(|(name, _)| name.clone())
+        .filter(|name| {
+            !status.pass_to_pass.failure.contains(name)
+                && !status.fail_to_pass.failure.contains(name)
+        })
+        .collect();
+    status.pass_to_pass.failure.append(&mut broken);
+    let fixed = statuses
+        .keys()
+        .any(|name| before(&with_tests, name) != RunStatus::Pass && now(name) == RunStatus::Pass);
+    if !fixed && status.fail_to_pass.failure.is_empty() {
+        status
+            .fail_to_pass
+            .failure
+            .push("(no test passes that did not pass with the test patch alone)".into());
+    }
+    Ok(status)
+}
+
 /// Why a row's gold patch cannot be written.
 #[derive(Debug, thiserror::Error)]
 pub enum GoldError {
@@ -299,4 +442,118 @@ pub fn starting_patch(task: &Task) -> Option<&str> {
         .then_some(task.patch.as_deref())
         .flatten()
         .filter(|patch| !patch.trim().is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::grading::Resolution;
+
+    /// A Multi-SWE-bench row: `a` failed with the test patch (f2p), `b` passed (p2p), `c`
+    /// passed without patches and was not run with the test patch (n2p), `d` passed there
+    /// and is not expected.
+    fn row() -> Task {
+        let run = |passed: &[&str], failed: &[&str]| {
+            json!({"passed_count": passed.len(), "failed_count": failed.len(), "skipped_count": 0,
+                   "passed_tests": passed, "failed_tests": failed, "skipped_tests": []})
+        };
+        serde_json::from_value(json!({
+            "org": "o", "repo": "r", "number": 1, "base": {"sha": "abc1234"},
+            "title": "t", "body": "b", "fix_patch": "", "test_patch": "",
+            "p2p_tests": {"b": {"run": "PASS", "test": "PASS", "fix": "PASS"}},
+            "f2p_tests": {"a": {"run": "NONE", "test": "FAIL", "fix": "PASS"}},
+            "s2p_tests": {},
+            "n2p_tests": {"c": {"run": "PASS", "test": "NONE", "fix": "PASS"}},
+            "run_result": run(&["b", "c", "d"], &[]),
+            "test_patch_result": run(&["b", "d"], &["a"]),
+        }))
+        .unwrap()
+    }
+
+    fn statuses(entries: &[(&str, TestStatus)]) -> StatusMap {
+        entries.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect()
+    }
+
+    fn resolved(entries: &[(&str, TestStatus)]) -> bool {
+        let graded = grade_multi_swe_bench(&statuses(entries), &row()).unwrap();
+        crate::grading::resolution(&graded) == Resolution::Full
+    }
+
+    use TestStatus::*;
+
+    #[test]
+    fn multi_swe_bench_rows_get_their_rule() {
+        assert_eq!(RewardRule::for_task(&row()), RewardRule::MultiSweBench);
+        assert_eq!(row().fail_to_pass, ["a", "c"]);
+    }
+
+    #[test]
+    fn every_expected_test_passing_and_nothing_broken_resolves() {
+        assert!(resolved(&[
+            ("a", Passed),
+            ("b", Passed),
+            ("c", Passed),
+            ("d", Passed)
+        ]));
+        // A test not expected may be absent or skipped, as Multi-SWE-bench allows.
+        assert!(resolved(&[("a", Passed), ("b", Passed), ("c", Passed)]));
+        assert!(resolved(&[
+            ("a", Passed),
+            ("b", Passed),
+            ("c", Passed),
+            ("d", Skipped)
+        ]));
+    }
+
+    #[test]
+    fn an_expected_test_not_passing_does_not_resolve() {
+        assert!(!resolved(&[("a", Failed), ("b", Passed), ("c", Passed)]));
+        assert!(!resolved(&[("b", Passed), ("c", Passed)]));
+        assert!(!resolved(&[("a", Passed), ("b", Skipped), ("c", Passed)]));
+        assert!(!resolved(&[]));
+    }
+
+    #[test]
+    fn a_test_that_passed_with_the_test_patch_and_now_fails_does_not_resolve() {
+        assert!(!resolved(&[
+            ("a", Passed),
+            ("b", Passed),
+            ("c", Passed),
+            ("d", Failed)
+        ]));
+        let graded = grade_multi_swe_bench(
+            &statuses(&[("a", Passed), ("b", Passed), ("c", Passed), ("d", Failed)]),
+            &row(),
+        )
+        .unwrap();
+        assert_eq!(graded.pass_to_pass.failure, ["d"]);
+    }
+
+    #[test]
+    fn an_anomalous_or_doubly_reported_test_does_not_resolve() {
+        // `e` passed without patches, was absent with the test patch, fails now.
+        let mut task = row();
+        task.extra["run_result"]["passed_tests"] = json!(["b", "c", "d", "e"]);
+        let log = statuses(&[("a", Passed), ("b", Passed), ("c", Passed), ("e", Failed)]);
+        let graded = grade_multi_swe_bench(&log, &task).unwrap();
+        assert_eq!(crate::grading::resolution(&graded), Resolution::No);
+        assert_eq!(graded.pass_to_pass.failure, ["e"]);
+        assert!(!resolved(&[
+            ("a", Passed),
+            ("b", Passed),
+            ("c", Passed),
+            ("x", Error)
+        ]));
+    }
+
+    #[test]
+    fn an_unreadable_run_is_the_machinery_s_failure() {
+        let mut task = row();
+        task.extra["test_patch_result"] = json!({"passed_tests": ["a"]});
+        let error = grade_multi_swe_bench(&StatusMap::new(), &task).unwrap_err();
+        assert!(error.contains("test_patch_result"), "{error}");
+        assert!(error.contains("failed_tests"), "{error}");
+    }
 }

@@ -35,9 +35,13 @@ pub(super) struct Layout {
     nulls: Vec<Field>,
     fail_to_pass: ListForm,
     pass_to_pass: ListForm,
-    /// Required fields an image row lacked, with the value derived for them (see
-    /// [`Task::image`]); written back only if changed.
-    derived: Vec<(Field, String)>,
+    /// Fields an image row or a Multi-SWE-bench row lacked or named differently, with the
+    /// value derived for them (see [`Task::image`] and [`super::multi_swe_bench`]); written
+    /// back only if changed.
+    derived: Vec<(Field, Value)>,
+    /// The source's own values of keys a derived field took the place of (a
+    /// Multi-SWE-bench row's bare `repo` name), written back while the field is unchanged.
+    replaced: Vec<(Field, Value)>,
 }
 
 impl Layout {
@@ -52,7 +56,15 @@ impl Layout {
             fail_to_pass: ListForm::List,
             pass_to_pass: ListForm::List,
             derived: Vec::new(),
+            replaced: Vec::new(),
         }
+    }
+
+    /// Whether `value` is what was derived for `field` (and so not the source's own).
+    fn derived_unchanged(&self, field: Field, value: &Value) -> bool {
+        self.derived
+            .iter()
+            .any(|(f, derived)| *f == field && derived == value)
     }
 }
 
@@ -93,14 +105,25 @@ impl Task {
             nulls: Vec::new(),
         };
         // A row naming its image (R2E-Gym, SWE-smith, SWE-rebench) may lack the fields a
-        // base checkout needs: the repository's commit is whatever the image holds.
-        let derived = super::image::derive_missing(reader.object);
-        let mut derive = |field: Field, what| match derived.iter().find(|(f, _)| *f == field) {
-            Some((_, value)) => {
-                reader.object.shift_remove(field.name());
-                Ok(value.clone())
-            }
-            None => reader.required(field, what),
+        // base checkout needs: the repository's commit is whatever the image holds. A
+        // Multi-SWE-bench row names them its own way.
+        let derived: Vec<(Field, Value)> = super::image::derive_missing(reader.object)
+            .into_iter()
+            .map(|(field, value)| (field, Value::String(value)))
+            .chain(super::multi_swe_bench::derive_missing(reader.object))
+            .collect();
+        let replaced: Vec<(Field, Value)> = derived
+            .iter()
+            .filter_map(|(field, _)| Some((*field, reader.object.get(field.name())?.clone())))
+            .collect();
+        let take_derived = |reader: &mut Reader, field: Field| {
+            let (_, value) = derived.iter().find(|(f, _)| *f == field)?;
+            reader.object.shift_remove(field.name());
+            Some(value.clone())
+        };
+        let mut derive = |field: Field, what| match take_derived(&mut reader, field) {
+            Some(Value::String(value)) => Ok(value),
+            _ => reader.required(field, what),
         };
         let instance_id = derive(
             Field::InstanceId,
@@ -113,10 +136,12 @@ impl Task {
             "the commit id to check out before applying patches",
         )
         .map_err(fail)?;
-        let problem_statement = reader
-            .required(Field::ProblemStatement, "the issue text the agent is given")
-            .map_err(fail)?;
-        let patch = reader.optional(Field::Patch).map_err(fail)?;
+        let problem_statement =
+            derive(Field::ProblemStatement, "the issue text the agent is given").map_err(fail)?;
+        let patch = match take_derived(&mut reader, Field::Patch) {
+            Some(Value::String(patch)) => Some(patch),
+            _ => reader.optional(Field::Patch).map_err(fail)?,
+        };
         let test_patch = reader.optional(Field::TestPatch).map_err(fail)?;
         let hints_text = reader.optional(Field::HintsText).map_err(fail)?;
         let created_at = reader.optional(Field::CreatedAt).map_err(fail)?;
@@ -124,14 +149,19 @@ impl Task {
         let environment_setup_commit = reader
             .optional(Field::EnvironmentSetupCommit)
             .map_err(fail)?;
-        let (fail_to_pass, fail_form) = reader.tests(Field::FailToPass).map_err(fail)?;
-        let (pass_to_pass, pass_form) = reader.tests(Field::PassToPass).map_err(fail)?;
+        let mut tests = |field: Field| match take_derived(&mut reader, field) {
+            Some(value) => Reader::test_list(field, value).map(|tests| (tests, ListForm::List)),
+            None => reader.tests(field),
+        };
+        let (fail_to_pass, fail_form) = tests(Field::FailToPass).map_err(fail)?;
+        let (pass_to_pass, pass_form) = tests(Field::PassToPass).map_err(fail)?;
         let layout = Layout {
             order: reader.order,
             nulls: reader.nulls,
             fail_to_pass: fail_form,
             pass_to_pass: pass_form,
             derived,
+            replaced,
         };
         Ok(Task {
             instance_id,
@@ -184,32 +214,43 @@ impl Task {
     /// The JSON value to write for `field`, if any. `listed`: the source had the key.
     fn value_of(&self, field: Field, listed: bool) -> Option<Value> {
         let text = |value: &str| Some(Value::String(value.to_owned()));
+        // For a value still as derived, what to write: the source's own value where it had
+        // one, nothing where the field was absent. `None` for every other value.
+        let as_derived = |value: Value| {
+            if !self.layout.derived_unchanged(field, &value) {
+                return None;
+            }
+            let original = self.layout.replaced.iter().find(|(f, _)| *f == field);
+            match (original, listed) {
+                (Some((_, original)), _) => Some(Some(original.clone())),
+                (None, false) => Some(None),
+                (None, true) => None,
+            }
+        };
         let optional = |value: &Option<String>| match value {
-            Some(value) => text(value),
+            Some(value) => as_derived(Value::String(value.clone())).unwrap_or_else(|| text(value)),
             None if listed && self.layout.nulls.contains(&field) => Some(Value::Null),
             None => None,
         };
         let tests = |tests: &[String], form: &ListForm| {
+            let list = || tests_value(tests, &ListForm::List);
+            if let Some(derived) = as_derived(list()) {
+                return derived;
+            }
             if listed {
                 Some(tests_value(tests, form))
             } else {
-                (!tests.is_empty()).then(|| tests_value(tests, &ListForm::List))
+                (!tests.is_empty()).then(list)
             }
         };
         let required = |value: &String| {
-            let unchanged_derivation = !listed
-                && self
-                    .layout
-                    .derived
-                    .iter()
-                    .any(|(f, derived)| *f == field && derived == value);
-            (!unchanged_derivation).then(|| Value::String(value.clone()))
+            as_derived(Value::String(value.clone())).unwrap_or_else(|| text(value))
         };
         match field {
             Field::Repo => required(&self.repo),
             Field::InstanceId => required(&self.instance_id),
             Field::BaseCommit => required(&self.base_commit),
-            Field::ProblemStatement => text(&self.problem_statement),
+            Field::ProblemStatement => required(&self.problem_statement),
             Field::Patch => optional(&self.patch),
             Field::TestPatch => optional(&self.test_patch),
             Field::HintsText => optional(&self.hints_text),
@@ -287,21 +328,8 @@ impl Reader<'_> {
         match self.object.shift_remove(field.name()) {
             None => Ok((Vec::new(), ListForm::List)),
             Some(Value::Null) => Ok((Vec::new(), ListForm::Null)),
-            Some(Value::Array(items)) => {
-                let mut tests = Vec::with_capacity(items.len());
-                for (index, item) in items.into_iter().enumerate() {
-                    match item {
-                        Value::String(test) => tests.push(test),
-                        other => {
-                            let found = describe(&other);
-                            return Err(wrong(format!(
-                                "a list whose item {} is {found}",
-                                index + 1
-                            )));
-                        }
-                    }
-                }
-                Ok((tests, ListForm::List))
+            Some(list @ Value::Array(_)) => {
+                Self::test_list(field, list).map(|tests| (tests, ListForm::List))
             }
             Some(Value::String(raw)) => match decode_tests(&raw) {
                 Some(tests) => Ok((tests, ListForm::Encoded(raw))),
@@ -312,6 +340,26 @@ impl Reader<'_> {
             },
             Some(other) => Err(wrong(describe(&other).to_owned())),
         }
+    }
+}
+
+impl Reader<'_> {
+    /// The strings of a JSON list of test names.
+    fn test_list(field: Field, list: Value) -> FieldResult<Vec<String>> {
+        let Value::Array(items) = list else {
+            return Err((field, wrong_type(TEST_LIST, describe(&list))));
+        };
+        let mut tests = Vec::with_capacity(items.len());
+        for (index, item) in items.into_iter().enumerate() {
+            match item {
+                Value::String(test) => tests.push(test),
+                other => {
+                    let found = format!("a list whose item {} is {}", index + 1, describe(&other));
+                    return Err((field, wrong_type(TEST_LIST, found)));
+                }
+            }
+        }
+        Ok(tests)
     }
 }
 

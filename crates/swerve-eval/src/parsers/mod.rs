@@ -6,7 +6,7 @@
 //! XML reports, which SWE-bench has no parser for. [`r2e_gym`] is R2E-Gym's own pytest
 //! parser, for R2E-Gym's exact-status reward, and [`swe_smith`] SWE-smith's
 //! default, with its six repository parsers in [`swe_smith::REPO_PARSERS`]
-//! ([`crate::rule`]). Every parser is a plain
+//! ([`crate::rule`]); [`multi_swe_bench`] holds Multi-SWE-bench's, by repository. Every parser is a plain
 //! `fn(&str) -> StatusMap`: deterministic, and it never panics, whatever it is given.
 //!
 //! [`parser`] finds a parser by name (the names in [`PARSER_NAMES`]), [`parser_for_repo`]
@@ -16,6 +16,7 @@
 mod cargo;
 mod gotest;
 mod junit;
+pub mod multi_swe_bench;
 mod output;
 mod pytest;
 pub mod r2e_gym;

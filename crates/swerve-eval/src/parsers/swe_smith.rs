@@ -26,7 +26,7 @@ const STATUSES: [(&str, TestStatus); 5] = [
 
 /// Python's `str.isspace` for one character: Unicode white space and the four separators
 /// (U+001C–U+001F) Python counts as space too. `str.split()` and `str.strip()` use it.
-fn is_python_space(c: char) -> bool {
+pub(super) fn is_python_space(c: char) -> bool {
     c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 

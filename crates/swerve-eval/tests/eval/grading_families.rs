@@ -9,6 +9,10 @@
 //! bug applied); `fixtures/swe-smith/parsers/`: logs of the runners of the six repositories
 //! SWE-smith parses its own way, and `parsers.json`, the status maps SWE-smith's own parsers
 //! give them (`scripts/swe-smith-crosscheck.py`, which says where each log comes from).
+//! `fixtures/multi-swe-bench/`: real Multi-SWE-bench rows (patches and texts cut), the test
+//! output of their gold and empty evaluations in swerve, and `verdicts.json`, what
+//! Multi-SWE-bench's own parser and report give those logs
+//! (`scripts/multi-swe-bench-crosscheck.py`).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -347,4 +351,58 @@ fn swe_bench_rows_keep_swe_benchs_rule() {
         "swebench/sweb.eval.x86_64.a_1776_b-1".into(),
     );
     assert_eq!(RewardRule::for_task(&task), RewardRule::SweBench);
+}
+
+/// What Multi-SWE-bench's own code gives one log (`scripts/multi-swe-bench-crosscheck.py`).
+#[derive(serde::Deserialize)]
+struct MultiSweBenchVerdict {
+    /// The passed, failed and skipped sets of the repository's `parse_log`.
+    sets: Option<BTreeMap<String, Vec<String>>>,
+    resolved: bool,
+    reason: String,
+}
+
+#[test]
+fn multi_swe_bench_rows_get_multi_swe_benchs_verdicts_on_real_logs() {
+    let tasks = rows("multi-swe-bench/rows.json");
+    let verdicts: BTreeMap<String, MultiSweBenchVerdict> =
+        serde_json::from_str(&fixture("multi-swe-bench/verdicts.json")).unwrap();
+    assert!(verdicts.len() >= 6, "{} logs", verdicts.len());
+    let mut outcomes = (0, 0);
+    for (log_name, verdict) in &verdicts {
+        let id = log_name.split('.').next().unwrap();
+        let task = tasks.iter().find(|t| t.instance_id == id).unwrap();
+        assert_eq!(RewardRule::for_task(task), RewardRule::MultiSweBench);
+        let log = fixture(&format!("multi-swe-bench/{log_name}"));
+        let parse = swerve_eval::parsers::multi_swe_bench::for_repo(&task.repo).unwrap();
+        if let Some(sets) = &verdict.sets {
+            let mut parsed: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for (test, status) in parse(&log) {
+                let set = match status {
+                    swerve_eval::TestStatus::Passed => "passed_tests",
+                    swerve_eval::TestStatus::Failed => "failed_tests",
+                    _ => "skipped_tests",
+                };
+                parsed.entry(set.to_owned()).or_default().push(test);
+            }
+            for (set, tests) in sets {
+                let mine = parsed.get(set).cloned().unwrap_or_default();
+                assert_eq!(&mine, tests, "{log_name}: {set}");
+            }
+        }
+        let report = graded(&log, task);
+        assert_eq!(report.rule, RewardRule::MultiSweBench);
+        assert!(!report.infra_failure, "{log_name}: {:?}", report.error);
+        assert_eq!(
+            report.resolved, verdict.resolved,
+            "{log_name}: Multi-SWE-bench says {:?}; swerve {:?}",
+            verdict.reason, report.tests_status
+        );
+        match verdict.resolved {
+            true => outcomes.0 += 1,
+            false => outcomes.1 += 1,
+        }
+    }
+    // The logs hold both outcomes: gold resolving and the empty patch not.
+    assert!(outcomes.0 >= 3 && outcomes.1 >= 3, "{outcomes:?}");
 }
