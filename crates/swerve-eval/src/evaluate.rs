@@ -681,28 +681,22 @@ fn activate_conda(script: &str) -> String {
 
 /// What else the result depends on: the tests themselves and the expected lists.
 fn cache_salt(task: &Task) -> String {
-    format!(
+    let field = |name: &str| task.extra.get(name).map(ToString::to_string);
+    let mut salt = format!(
         "{}\0{:?}\0{:?}\0{}\0{}",
         task.test_patch.as_deref().unwrap_or(""),
         task.fail_to_pass,
         task.pass_to_pass,
         rule::starting_patch(task).unwrap_or(""),
-        [
-            crate::rule::EXPECTED_FIELD,
-            "run_result",
-            "test_patch_result",
-            "p2p_tests",
-            "f2p_tests",
-            "s2p_tests",
-            "n2p_tests"
-        ]
-        .map(|field| task
-            .extra
-            .get(field)
-            .map(ToString::to_string)
-            .unwrap_or_default())
-        .join("\0")
-    )
+        field(crate::rule::EXPECTED_FIELD).unwrap_or_default()
+    );
+    // What Multi-SWE-bench's rule reads besides the lists (other rows' salts stay as they were).
+    for name in rule::MULTI_SWE_BENCH_FIELDS {
+        if let Some(value) = field(name) {
+            salt.push_str(&format!("\0{name}={value}"));
+        }
+    }
+    salt
 }
 
 /// Where the logs of the cache entry `cache_path` are kept: `<entry>.logs/`.

@@ -282,10 +282,21 @@ pub fn grade_swe_smith(statuses: &StatusMap, task: &Task) -> TestsStatus {
     }
 }
 
-/// The fields of a Multi-SWE-bench row the rule reads.
+/// The fields of a Multi-SWE-bench row the rule reads: the runs with the test patch alone
+/// and without patches, and the test classes.
 const MULTI_SWE_BENCH_TEST_RUN: &str = "test_patch_result";
 const MULTI_SWE_BENCH_PLAIN_RUN: &str = "run_result";
 const MULTI_SWE_BENCH_CLASSES: [&str; 4] = ["p2p_tests", "f2p_tests", "s2p_tests", "n2p_tests"];
+
+/// Every field of a Multi-SWE-bench row its verdict depends on.
+pub const MULTI_SWE_BENCH_FIELDS: [&str; 6] = [
+    MULTI_SWE_BENCH_PLAIN_RUN,
+    MULTI_SWE_BENCH_TEST_RUN,
+    MULTI_SWE_BENCH_CLASSES[0],
+    MULTI_SWE_BENCH_CLASSES[1],
+    MULTI_SWE_BENCH_CLASSES[2],
+    MULTI_SWE_BENCH_CLASSES[3],
+];
 
 /// Whether `task` is a Multi-SWE-bench row: it carries the test-patch run and `p2p_tests`.
 pub fn is_multi_swe_bench(task: &Task) -> bool {
