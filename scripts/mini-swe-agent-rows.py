@@ -69,7 +69,13 @@ def main():
             submission = traj["info"].get("submission") or ""
             log = git(repo, "log", "--all", "--format=%H|%P|%s", "-E",
                       f"--grep=(pull request #{number}\\b|\\(#{number}\\)$)").stdout.splitlines()
+            # git's --grep reads whole messages: a merge of the target branch into another
+            # branch lists the squashed "(#N)" subjects it brings in its body, and its "head" is
+            # the target branch's tip. Only a commit whose own subject names the pull request
+            # is its merge (a squash "… (#N)" or "Merge pull request #N from …").
+            own = re.compile(rf"^Merge pull request #{number} from |\(#{number}\)$")
             merges = [l.split("|", 2) for l in log]
+            merges = [m for m in merges if own.search(m[2])]
             base = head = fallback = None
             for h, parents, _ in merges:
                 ps = parents.split()
