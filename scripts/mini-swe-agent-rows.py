@@ -8,7 +8,9 @@ ID/ID.traj.json (and ID/ID.report.json, the official report); REPOS_DIR holds ba
 directories as owner/name. Per instance, by SWE-bench's rule (as scripts/mine-prs.py): the
 pull request's merge commit found by number; the base commit the merge base of its parents,
 or a commit of the PR branch, whichever holds every pre-image blob the recorded submission's
-`index` lines name (so the checkout is the one the agent saw); the pull request's own changes
+`index` lines name (so the checkout is the one the agent saw); for a squash commit its parent,
+else the newest commit of the target branch before it that holds them (the branch the pull
+request was opened on), its patch then the squash commit's own diff; the pull request's own changes
 (from the merge base of the base and the PR's head) split into test files for test_patch and
 the rest for patch; the version from the package's version file at the base (else `git describe`;
 for astropy, SWE-bench's own rule: the newest minor release whose last release date, in the
@@ -76,7 +78,7 @@ def main():
             own = re.compile(rf"^Merge pull request #{number} from |\(#{number}\)$")
             merges = [l.split("|", 2) for l in log]
             merges = [m for m in merges if own.search(m[2])]
-            base = head = fallback = None
+            base = head = fallback = origin = None
             for h, parents, _ in merges:
                 ps = parents.split()
                 cands = []
@@ -94,6 +96,15 @@ def main():
                         # merge's tree also holds what the target branch gained meanwhile)
                         base, head = c, ps[1] if len(ps) == 2 else h
                         break
+                if not base and len(ps) == 1:
+                    # A squash commit: the branch's own commits are gone, and the pull request
+                    # was opened on an older commit of the target branch (GitHub's base). Take
+                    # the newest first-parent ancestor that holds the blobs, with the squash
+                    # commit's own diff as the pull request's changes.
+                    for c in git(repo, "rev-list", "--first-parent", "--max-count=300", ps[0]).stdout.split()[1:]:
+                        if blob_ok(repo, c, submission):
+                            base, head, origin = c, h, ps[0]
+                            break
                 if base:
                     break
             if not base and unchecked and fallback:
@@ -105,7 +116,7 @@ def main():
                 continue
             # The pull request's own changes, as GitHub shows them: from where its branch left
             # the base (the base itself, unless it is the target branch's later tip).
-            origin = git(repo, "merge-base", base, head).stdout.strip() or base
+            origin = origin or git(repo, "merge-base", base, head).stdout.strip() or base
             files = git(repo, "diff", "--name-only", origin, head).stdout.split()
             tests = [p for p in files if TEST_PATH.search(p)]
             code = [p for p in files if p not in tests]
