@@ -598,7 +598,7 @@ pub fn grade_log(
                     format!(
                         "no Multi-SWE-bench log parser for {}: swerve has those of {}",
                         task.repo,
-                        parsers::multi_swe_bench::REPOSITORIES.join(", ")
+                        parsers::multi_swe_bench::repositories().join(", ")
                     ),
                 );
             };

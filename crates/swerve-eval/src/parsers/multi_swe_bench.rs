@@ -19,29 +19,35 @@ use regex::Regex;
 use super::{Parser, StatusMap};
 use crate::status::TestStatus;
 
-/// The repositories whose Multi-SWE-bench parser swerve has; each parses with [`cargo`]
-/// (`cargo test`'s `test NAME ... ok` lines) in its class for rows without
-/// `number_interval` or `tag`.
-pub const REPOSITORIES: [&str; 10] = [
-    "BurntSushi/ripgrep",
-    "clap-rs/clap",
-    "nushell/nushell",
-    "rayon-rs/rayon",
-    "serde-rs/serde",
-    "sharkdp/bat",
-    "sharkdp/fd",
-    "tokio-rs/bytes",
-    "tokio-rs/tokio",
-    "tokio-rs/tracing",
+/// The repositories whose Multi-SWE-bench parser swerve has, with it (each is the parser of
+/// the repository's class for rows without `number_interval` or `tag`).
+pub const REPO_PARSERS: [(&str, Parser); 12] = [
+    ("BurntSushi/ripgrep", cargo),
+    ("clap-rs/clap", cargo),
+    ("fmtlib/fmt", ctest),
+    ("jqlang/jq", automake),
+    ("nushell/nushell", cargo),
+    ("rayon-rs/rayon", cargo),
+    ("serde-rs/serde", cargo),
+    ("sharkdp/bat", cargo),
+    ("sharkdp/fd", cargo),
+    ("tokio-rs/bytes", cargo),
+    ("tokio-rs/tokio", cargo),
+    ("tokio-rs/tracing", cargo),
 ];
+
+/// The names of the repositories in [`REPO_PARSERS`].
+pub fn repositories() -> Vec<&'static str> {
+    REPO_PARSERS.iter().map(|(repo, _)| *repo).collect()
+}
 
 /// The parser Multi-SWE-bench uses for `repo` (`owner/name`, compared without regard to
 /// ASCII case), or `None` for a repository whose parser swerve does not have.
 pub fn for_repo(repo: &str) -> Option<Parser> {
-    REPOSITORIES
+    REPO_PARSERS
         .iter()
-        .any(|known| known.eq_ignore_ascii_case(repo))
-        .then_some(cargo as Parser)
+        .find(|(known, _)| known.eq_ignore_ascii_case(repo))
+        .map(|(_, parser)| *parser)
 }
 
 /// The passed, failed and skipped tests as a parser collects them.
@@ -98,26 +104,16 @@ fn python_lines(log: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// The patterns of the Rust repositories' `parse_log` (the `...` are any three characters,
-/// as in the Python source).
-static CARGO_PATTERNS: LazyLock<[(Regex, TestStatus); 3]> = LazyLock::new(|| {
-    let pattern = |text: &str| Regex::new(text).expect("cargo pattern is valid");
-    [
-        (pattern(r"^test (\S+) ... ok"), TestStatus::Passed),
-        (pattern(r"^test (\S+) ... FAILED"), TestStatus::Failed),
-        (pattern(r"^test (\S+) ... ignored"), TestStatus::Skipped),
-    ]
-});
+/// Patterns tried on every trimmed, non-empty line with `re.match`, each capturing the test
+/// name into the set of its status (Passed, Failed or Skipped).
+type Patterns = [(Regex, TestStatus)];
 
-/// The Rust repositories' `parse_log` (`tokio_rs/bytes.py`, `sharkdp/fd.py`, …): a trimmed
-/// line starting `test NAME ... ok`, `... FAILED` or `... ignored`. Unlike SWE-bench's
-/// ([`super::cargo`]), a doc test (`test src/lib.rs - f (line 3) ... ok`) or a
-/// `should panic` test is not read: its name has a space.
-pub fn cargo(log: &str) -> StatusMap {
+/// The sets `patterns` collect from `log`, as the repositories' `parse_log` loops do.
+fn by_patterns(log: &str, patterns: &Patterns) -> StatusMap {
     let mut sets = Sets::default();
     for line in python_lines(log) {
         let line = line.trim_matches(super::swe_smith::is_python_space);
-        for (pattern, status) in CARGO_PATTERNS.iter() {
+        for (pattern, status) in patterns {
             let Some(found) = pattern.captures(line) else {
                 continue;
             };
@@ -130,6 +126,68 @@ pub fn cargo(log: &str) -> StatusMap {
         }
     }
     sets.into_statuses()
+}
+
+/// Compiles a parser's patterns (written as in the Python source).
+fn patterns<const N: usize>(sources: [(&str, TestStatus); N]) -> [(Regex, TestStatus); N] {
+    sources.map(|(source, status)| {
+        let pattern = Regex::new(source).expect("Multi-SWE-bench pattern is valid");
+        (pattern, status)
+    })
+}
+
+/// The Rust repositories' patterns (the `...` are any three characters, as in the source).
+static CARGO: LazyLock<[(Regex, TestStatus); 3]> = LazyLock::new(|| {
+    patterns([
+        (r"^test (\S+) ... ok", TestStatus::Passed),
+        (r"^test (\S+) ... FAILED", TestStatus::Failed),
+        (r"^test (\S+) ... ignored", TestStatus::Skipped),
+    ])
+});
+
+/// The Rust repositories' `parse_log` (`tokio_rs/bytes.py`, `sharkdp/fd.py`, …): a trimmed
+/// line starting `test NAME ... ok`, `... FAILED` or `... ignored`. Unlike SWE-bench's
+/// ([`super::cargo`]), a doc test (`test src/lib.rs - f (line 3) ... ok`) or a
+/// `should panic` test is not read: its name has a space.
+pub fn cargo(log: &str) -> StatusMap {
+    by_patterns(log, &*CARGO)
+}
+
+/// jq's patterns (`c/jqlang/jq.py`): automake's test driver, `PASS: tests/jqtest`.
+static AUTOMAKE: LazyLock<[(Regex, TestStatus); 3]> = LazyLock::new(|| {
+    patterns([
+        (r"^PASS: (\S+)$", TestStatus::Passed),
+        (r"^FAIL: (\S+)$", TestStatus::Failed),
+        (r"^SKIP: (\S+)$", TestStatus::Skipped),
+    ])
+});
+
+/// jq's `parse_log`: `make check`'s `PASS: NAME`, `FAIL: NAME`, `SKIP: NAME` lines
+/// (`XFAIL`, `XPASS` and `ERROR` are not read).
+pub fn automake(log: &str) -> StatusMap {
+    by_patterns(log, &*AUTOMAKE)
+}
+
+/// fmt's patterns (`cpp/fmtlib/fmt.py`): ctest's `1/20 Test  #1: name ....   Passed`.
+static CTEST: LazyLock<[(Regex, TestStatus); 2]> = LazyLock::new(|| {
+    patterns([
+        (
+            r"^\d+/\d+\s*Test\s*#\d+:\s*(.*?)\s*\.+\s*Passed",
+            TestStatus::Passed,
+        ),
+        (
+            r"^\d+/\d+\s*Test\s*#\d+:\s*(.*?)\s*\.+\s*\*+Failed$",
+            TestStatus::Failed,
+        ),
+    ])
+});
+
+/// fmt's `parse_log`: ctest's result lines, `Passed`, or `***Failed` at the very end of
+/// the line. ctest prints the time after `***Failed`, so a failing test is in practice not
+/// read (absent from the log, as in Multi-SWE-bench), nor is one that crashed, timed out or
+/// did not run.
+pub fn ctest(log: &str) -> StatusMap {
+    by_patterns(log, &*CTEST)
 }
 
 #[cfg(test)]
@@ -173,9 +231,37 @@ test quoted_ok ... okay\n";
     }
 
     #[test]
-    fn known_repositories_have_a_parser() {
-        assert!(for_repo("tokio-rs/bytes").is_some());
-        assert!(for_repo("burntsushi/ripgrep").is_some());
-        assert!(for_repo("fmtlib/fmt").is_none());
+    fn reads_make_checks_and_ctests_lines() {
+        let log = "PASS: tests/jqtest\n  FAIL: tests/onigtest\nSKIP: tests/shtest\n\
+XFAIL: tests/x\nPASS: two words\n";
+        assert_eq!(
+            automake(log),
+            map(&[
+                ("tests/jqtest", Passed),
+                ("tests/onigtest", Failed),
+                ("tests/shtest", Skipped),
+            ])
+        );
+        let log = "      Start  1: args-test\n\
+ 1/3 Test  #1: args-test ........................   Passed    0.01 sec\n\
+ 2/3 Test  #2: base-test ........................***Failed    0.02 sec\n\
+ 3/3 Test  #3: slow-test ........................***Timeout  10.00 sec\n\
+ 4/4 Test  #4: bare-test ........................***Failed\n";
+        // As in Python: a `***Failed` line that goes on with its time is not read.
+        assert_eq!(
+            ctest(log),
+            map(&[("args-test", Passed), ("bare-test", Failed)])
+        );
+    }
+
+    #[test]
+    fn known_repositories_have_their_parser() {
+        let log = "test a ... ok\nPASS: tests/jqtest\n1/1 Test #1: fmt-test ..... Passed 0.1 sec\n";
+        let parsed = |repo: &str| for_repo(repo).map(|parse| parse(log));
+        assert_eq!(parsed("tokio-rs/bytes"), Some(cargo(log)));
+        assert_eq!(parsed("burntsushi/ripgrep"), Some(map(&[("a", Passed)])));
+        assert_eq!(parsed("jqlang/jq"), Some(map(&[("tests/jqtest", Passed)])));
+        assert_eq!(parsed("fmtlib/fmt"), Some(map(&[("fmt-test", Passed)])));
+        assert!(for_repo("google/gson").is_none());
     }
 }

@@ -9,8 +9,8 @@
 //! - the layers: the repository at its mount point, environments beside it;
 //! - a fresh `/proc` of the sandbox's PID namespace with Docker's masked and read-only paths
 //!   ([`PROC_MASKED`], [`PROC_READ_ONLY`]), a read-only `/sys` (less [`SYS_MASKED`]) with the
-//!   sandbox's own cgroup2 view and CPUs, a minimal `/dev`, private `/tmp`, `/run` and
-//!   `/dev/shm` tmpfs mounts;
+//!   sandbox's own cgroup2 view and CPUs, a minimal `/dev` with pseudo-terminals of its own
+//!   (`/dev/pts`, a new devpts instance), private `/tmp`, `/run` and `/dev/shm` tmpfs mounts;
 //! - a private, writable `HOME`, and the configured or toolchain exposures (read-only unless
 //!   marked writable), with credentials inside them covered.
 //!
@@ -563,6 +563,7 @@ fn build_dev(root: &Path) -> Result<(), String> {
         symlink(link, dev.join(name))
             .map_err(|error| format!("cannot create /dev/{name}: {error}"))?;
     }
+    build_pts(&dev)?;
     let shm = dev.join("shm");
     mkdir(&shm)?;
     mount_or(
@@ -572,6 +573,25 @@ fn build_dev(root: &Path) -> Result<(), String> {
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
         Some("size=64m,mode=1777"),
     )
+}
+
+/// Pseudo-terminals as a container has them: a devpts instance of the sandbox's own at
+/// `/dev/pts` (`newinstance`: none of the host's terminals is in it) and `/dev/ptmx` its
+/// multiplexer, as Docker mounts them. Tests that need a terminal (`script`, `pty`,
+/// `expect`) run as they do in the images; without it, jq's `tests/shtest` took another
+/// branch and failed.
+fn build_pts(dev: &Path) -> Result<(), String> {
+    let pts = dev.join("pts");
+    mkdir(&pts)?;
+    mount_or(
+        Some("devpts"),
+        &pts,
+        Some("devpts"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+        Some("newinstance,ptmxmode=0666,mode=0620"),
+    )?;
+    symlink("pts/ptmx", dev.join("ptmx"))
+        .map_err(|error| format!("cannot create /dev/ptmx: {error}"))
 }
 
 /// Makes `root` the root directory and detaches the host's tree.

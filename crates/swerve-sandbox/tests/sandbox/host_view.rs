@@ -180,3 +180,18 @@ fn sys_shows_the_sandboxs_network_interfaces_not_the_hosts() {
     let firmware = run(&workspace, "ls -A /sys/firmware | wc -l");
     assert_eq!(firmware.trim(), "0", "/sys/firmware is masked");
 }
+
+#[test]
+fn pseudo_terminals_are_the_sandboxs_own_as_in_a_container() {
+    let fixture = Fixture::new();
+    let workspace = fixture.workspace(isolated());
+    // What jq's tests/shtest does to fake a terminal (util-linux `script`); Python's `pty`
+    // and expect-style tests need the same. The devpts instance is new: it lists only the
+    // terminals opened inside, never the host's.
+    let output = run(
+        &workspace,
+        "ls /dev/pts; readlink /dev/ptmx; \
+         script -qec 'tty; ls -1 /dev/pts' /dev/null | tr -d '\\r'",
+    );
+    assert_eq!(output, "ptmx\npts/ptmx\n/dev/pts/0\n0\nptmx\n", "{output}");
+}

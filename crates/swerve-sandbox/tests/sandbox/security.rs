@@ -530,7 +530,7 @@ fn kernel_modules_devices_and_the_kernel_log_are_out_of_reach() {
         assert!(
             [
                 "full", "null", "random", "shm", "stderr", "stdin", "stdout", "fd", "tty",
-                "urandom", "zero"
+                "urandom", "zero", "pts", "ptmx"
             ]
             .contains(device),
             "unexpected device {device}: {stdout}"
