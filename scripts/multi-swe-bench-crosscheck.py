@@ -11,8 +11,9 @@ report is valid and holds every test of the row's p2p/f2p/s2p/n2p_tests in its c
 records the parsed sets and whether the prediction resolves (and why not).
 
 Where the logs come from: `swerve tasks check` over the rows (2026-11-29, this project's
-recipes for Multi-SWE-bench's Rust repositories: `cargo test` in the evaluation sandbox),
-each cut to the eval script's test output (between its `>>>>> Start Test Output` and
+recipes for Multi-SWE-bench's repositories: `cargo test` for tokio-rs/bytes, `make check`
+for jqlang/jq, cmake and `ctest` for fmtlib/fmt, in the evaluation sandbox), each cut to
+the eval script's test output (between its `>>>>> Start Test Output` and
 `>>>>> End Test Output` lines, kept).
 
 Usage:
