@@ -9,8 +9,9 @@ directories as owner/name. Per instance, by SWE-bench's rule (as scripts/mine-pr
 pull request's merge commit found by number; the base commit the merge base of its parents,
 or a commit of the PR branch, whichever holds every pre-image blob the recorded submission's
 `index` lines name (so the checkout is the one the agent saw); for a squash commit its parent,
-else the newest commit of the target branch before it that holds them (the branch the pull
-request was opened on), its patch then the squash commit's own diff; the pull request's own changes
+else the newest commit of the target branch before it that holds them and onto which the
+squash commit replays cleanly (the branch the pull request was opened on), its patch then that
+replay (the squash commit's diff, three-way merged onto it); the pull request's own changes
 (from the merge base of the base and the PR's head) split into test files for test_patch and
 the rest for patch; the version from the package's version file at the base (else `git describe`;
 for astropy, SWE-bench's own rule: the newest minor release whose last release date, in the
@@ -78,7 +79,7 @@ def main():
             own = re.compile(rf"^Merge pull request #{number} from |\(#{number}\)$")
             merges = [l.split("|", 2) for l in log]
             merges = [m for m in merges if own.search(m[2])]
-            base = head = fallback = origin = None
+            base = head = fallback = origin = before = after = None
             for h, parents, _ in merges:
                 ps = parents.split()
                 cands = []
@@ -99,12 +100,17 @@ def main():
                 if not base and len(ps) == 1:
                     # A squash commit: the branch's own commits are gone, and the pull request
                     # was opened on an older commit of the target branch (GitHub's base). Take
-                    # the newest first-parent ancestor that holds the blobs, with the squash
-                    # commit's own diff as the pull request's changes.
+                    # the newest first-parent ancestor that holds the blobs and onto which the
+                    # squash commit's own diff replays cleanly (a three-way merge, as the pull
+                    # request's branch had it): that replay is the pull request's changes, so
+                    # they apply to the base (the squash diff itself is against its parent).
                     for c in git(repo, "rev-list", "--first-parent", "--max-count=300", ps[0]).stdout.split()[1:]:
                         if blob_ok(repo, c, submission):
-                            base, head, origin = c, h, ps[0]
-                            break
+                            replayed = git(repo, "merge-tree", "--write-tree", "--merge-base", ps[0], c, h)
+                            if replayed.returncode == 0:
+                                base, head, origin = c, h, ps[0]
+                                before, after = c, replayed.stdout.split()[0]
+                                break
                 if base:
                     break
             if not base and unchecked and fallback:
@@ -117,10 +123,11 @@ def main():
             # The pull request's own changes, as GitHub shows them: from where its branch left
             # the base (the base itself, unless it is the target branch's later tip).
             origin = origin or git(repo, "merge-base", base, head).stdout.strip() or base
-            files = git(repo, "diff", "--name-only", origin, head).stdout.split()
+            before, after = before or origin, after or head
+            files = git(repo, "diff", "--name-only", before, after).stdout.split()
             tests = [p for p in files if TEST_PATH.search(p)]
             code = [p for p in files if p not in tests]
-            d = lambda paths: git(repo, "diff", "--no-color", "--full-index", origin, head, "--", *paths).stdout if paths else ""
+            d = lambda paths: git(repo, "diff", "--no-color", "--full-index", before, after, "--", *paths).stdout if paths else ""
             described = git(repo, "describe", "--tags", "--abbrev=0", base).stdout.strip()
             for path in {"sympy": ["sympy/release.py"], "requests": ["requests/__version__.py", "requests/__init__.py"],
                          "pylint": ["pylint/__pkginfo__.py"], "sphinx": ["sphinx/__init__.py"],
