@@ -77,8 +77,8 @@ pub struct InstanceReport {
     /// What the task was tested with.
     #[serde(default)]
     pub spec: Option<SpecSummary>,
-    /// The family rule that graded the log: `swe-bench`, or `r2e-gym` for an R2E-Gym row
-    /// ([`crate::rule`]).
+    /// The family rule that graded the log: `swe-bench`, or the family's own (`r2e-gym`,
+    /// `swe-smith`, `multi-swe-bench`) for a row of it ([`crate::rule`]).
     #[serde(default)]
     pub rule: RewardRule,
     /// Set when the instance is not resolved and its test log shows the tests tried the
