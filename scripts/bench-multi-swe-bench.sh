@@ -18,7 +18,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 [ $# -eq 3 ] || { echo "usage: $0 REPOS_DIR ROWS.jsonl INSTANCE_ID" >&2; exit 2; }
 repos="$(cd "$1" && pwd)"; rows="$(realpath "$2")"; id=$3
 swerve="${SWERVE:-$root/target/debug/swerve}"
-work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
+# Under the current directory, not /tmp: the sandbox gives every command a private /tmp.
+work="$(mktemp -d -p "$PWD" bench-multi-swe-bench.XXXXXX)"; trap 'rm -rf "$work"' EXIT
 grep -F "\"instance_id\": \"$id\"" "$rows" | head -1 > "$work/row.jsonl"
 [ -s "$work/row.jsonl" ] || { echo "$rows: no row $id" >&2; exit 1; }
 read -r repo sha < <(python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).read()); print(r["org"]+"/"+r["repo"], r["base"]["sha"])' "$work/row.jsonl")
@@ -37,5 +38,6 @@ prepared=$(date +%s.%N)
 (cd "$work/native" && git apply "$work/test.patch" "$work/fix.patch" && cargo test >"$work/fix.log" 2>&1 || true)
 done_at=$(date +%s.%N)
 echo "$id swerve: $swerve_total s in all ($status)"
+case "$status" in ok*) ;; *) echo "swerve's check did not pass; its log ends:" >&2; tail -20 "$work/check/checks/"*.json "$work/check.log" >&2 ;; esac
 echo "$id anchor: prepare $(echo "$prepared - $start" | bc) s, fix-run $(echo "$done_at - $prepared" | bc) s, $(grep -c '\.\.\. ok' "$work/fix.log") tests passed"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
