@@ -16,7 +16,9 @@
 use std::time::{Duration, Instant};
 
 use swerve_core::Task;
-use swerve_sandbox::{BaseCheckout, Cache, RepoMap, SandboxError, Workspace, WorkspaceOptions};
+use swerve_sandbox::{
+    BaseCheckout, Cache, RepoMap, SandboxError, Submodules, Workspace, WorkspaceOptions,
+};
 
 use crate::environment::{Environment, EnvironmentError, EnvironmentRecipe, Environments};
 use crate::fixtures::{Fixtures, StartError};
@@ -97,6 +99,16 @@ impl PreparedTask {
     }
 }
 
+/// What `task`'s base checkout does with its submodules: its recipe entry's `submodules`
+/// (checked out unless the entry says the dataset's images hold none), from the
+/// repositories, or from their URLs when `network` allows.
+pub fn submodules_for(recipes: &RecipeTable, task: &Task, network: bool) -> Submodules {
+    match recipes.lookup(&task.repo, task.version.as_deref()) {
+        Some(entry) if !entry.submodules => Submodules::Leave,
+        _ => Submodules::CheckOut { network },
+    }
+}
+
 /// Why a task could not be prepared; the message says which phase failed.
 #[derive(Debug, thiserror::Error)]
 pub enum PrepareError {
@@ -119,7 +131,11 @@ impl TaskEnvironments<'_> {
     pub fn resolve(&self, task: &Task) -> Result<ResolvedTask, PrepareError> {
         let base = self
             .cache
-            .prepare_task_base(self.repos, task, self.network)
+            .prepare_task_base(
+                self.repos,
+                task,
+                submodules_for(self.recipes, task, self.network),
+            )
             .map_err(PrepareError::Base)?;
         let spec = resolve_spec(task, &base.path, self.recipes).map_err(PrepareError::Spec)?;
         Ok(ResolvedTask { base, spec })

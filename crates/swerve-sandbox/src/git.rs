@@ -113,7 +113,11 @@ pub(crate) fn checked(
 }
 
 /// `output` if its command succeeded, else [`SandboxError::Git`] with its stderr.
-fn check(output: Output, dir: &Path, args: &[std::ffi::OsString]) -> Result<Output, SandboxError> {
+pub(crate) fn check(
+    output: Output,
+    dir: &Path,
+    args: &[std::ffi::OsString],
+) -> Result<Output, SandboxError> {
     if output.status.success() {
         Ok(output)
     } else {

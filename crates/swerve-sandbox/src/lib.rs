@@ -56,6 +56,7 @@ pub use image_workspace::IMAGE_SCRUB_FORMAT;
 pub use patch::{Patch, PatchOptions};
 pub use sandbox::{IsolationInForce, Sandbox, set_init_command};
 pub use source::{RepoMap, RepoSource};
+pub use submodules::Submodules;
 pub use userland::{
     BASE_ROOT_FORMAT, BaseRoot, BaseUserland, SWEBENCH_BASE_PACKAGES, Userland, host_glibc,
 };

@@ -13,6 +13,10 @@
 //! at the recorded commit and has nothing to fetch.
 //!
 //! Done once per base under the base's lock; `<commit>.submodules.ready` marks it.
+//!
+//! A dataset whose images hold no submodules (SWE-Gym's moto: SWE-bench's clone does not
+//! recurse and `make init` initializes none) says so in its recipe (`submodules = false`):
+//! its bases leave them uninitialized, as the images do ([`Submodules::Leave`]).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -22,20 +26,36 @@ use swerve_core::task::Task;
 
 use crate::{BaseCheckout, Cache, RepoMap, RepoSource, SandboxError, git};
 
+/// What a task's base checkout does with its repository's submodules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Submodules {
+    /// Check each out at the commit the tree records, from the repositories directories, or
+    /// from its URL when `network` allows (as the images of SWE-bench's astropy hold them).
+    CheckOut {
+        /// Whether a submodule missing from the repositories may be cloned from its URL.
+        network: bool,
+    },
+    /// Leave them uninitialized (empty directories), as a clone without
+    /// `--recurse-submodules` does, for datasets whose images hold none.
+    Leave,
+}
+
 impl Cache {
     /// The cached checkout of `task`'s base commit, its repository found through `repos`
-    /// (see [`Cache::prepare_base`]), with its submodules checked out at the recorded
-    /// commits from `repos`, or from their URLs when `network` allows
-    /// ([`check_out`]).
+    /// (see [`Cache::prepare_base`]), with its submodules as `submodules` says: checked out
+    /// at the recorded commits from `repos`, or from their URLs when allowed
+    /// ([`check_out`]), or left alone.
     pub fn prepare_task_base(
         &self,
         repos: &RepoMap,
         task: &Task,
-        network: bool,
+        submodules: Submodules,
     ) -> Result<BaseCheckout, SandboxError> {
         let source = repos.resolve(task)?;
         let base = self.prepare_base(&task.repo, &source, &task.base_commit)?;
-        check_out(&base, repos, network)?;
+        if let Submodules::CheckOut { network } = submodules {
+            check_out(&base, repos, network)?;
+        }
         Ok(base)
     }
 }
@@ -119,16 +139,24 @@ fn declared(dir: &Path) -> Result<Vec<Submodule>, SandboxError> {
     if !dir.join(".gitmodules").is_file() {
         return Ok(Vec::new());
     }
-    let config = git::run(
-        dir,
-        [
-            "config",
-            "--file",
-            ".gitmodules",
-            "--get-regexp",
-            r"^submodule\..*\.(path|url)$",
-        ],
-    )?;
+    let args = [
+        "config",
+        "--file",
+        ".gitmodules",
+        "--get-regexp",
+        r"^submodule\..*\.(path|url)$",
+    ];
+    let mut command = git::command(dir);
+    command.args(args);
+    let config = command
+        .output()
+        .map_err(SandboxError::io("running git (is git installed?)"))?;
+    // Exit status 1: nothing matched (an empty `.gitmodules`, as getmoto/moto's at some
+    // commits): no submodules.
+    if config.status.code() == Some(1) && config.stdout.is_empty() {
+        return Ok(Vec::new());
+    }
+    let config = git::check(config, dir, &args.map(std::ffi::OsString::from))?;
     let mut paths: Vec<(String, String)> = Vec::new();
     let mut urls: Vec<(String, String)> = Vec::new();
     for line in String::from_utf8_lossy(&config.stdout).lines() {

@@ -24,7 +24,7 @@ const SHIPPED: &str = include_str!("../../data/recipes.toml");
 const SHIPPED_NAME: &str = "swerve-eval/data/recipes.toml";
 
 /// The fields of a `[[recipe]]` entry, in the order messages list them.
-const FIELDS: [&str; 18] = [
+const FIELDS: [&str; 19] = [
     "repo",
     "versions",
     "test_cmd",
@@ -42,6 +42,7 @@ const FIELDS: [&str; 18] = [
     "install",
     "env",
     "services",
+    "submodules",
     "note",
 ];
 
@@ -83,6 +84,9 @@ pub struct RecipeEntry {
     pub directives: Option<DirectiveStyle>,
     /// The environment.
     pub recipe: Recipe,
+    /// Whether the base checkout holds the repository's submodules (`submodules`, default
+    /// true), as the dataset's images do; false leaves them uninitialized.
+    pub submodules: bool,
     /// Where the entry was read.
     pub source: EntrySource,
     /// Which file of the table it came from: later-added files have higher layers.
@@ -442,6 +446,16 @@ impl Reader<'_> {
         if let Some(value) = field("note") {
             context.string("note", value, "a string")?;
         }
+        let submodules = match field("submodules") {
+            None => true,
+            Some(value) => match value.get_ref() {
+                DeValue::Boolean(flag) => *flag,
+                other => {
+                    let message = format!("expected true or false, found {}", describe(other));
+                    return Err(context.error(value.span().start, "submodules", message));
+                }
+            },
+        };
         let recipe = Recipe {
             python: optional_string("python", "a string such as \"3.9\"")?,
             packages: strings("packages")?,
@@ -481,6 +495,7 @@ impl Reader<'_> {
             eval_type,
             directives,
             recipe,
+            submodules,
             source: EntrySource {
                 file: self.file.to_owned(),
                 number,
@@ -614,6 +629,22 @@ mod tests {
         let recipe = &table.lookup("a/b", None).unwrap().recipe;
         assert_eq!(recipe.environment_files, ["environment.yml"]);
         assert_eq!(recipe.exclude_newer.as_deref(), Some("2024-08-01"));
+    }
+
+    #[test]
+    fn submodules_are_checked_out_unless_an_entry_says_the_images_hold_none() {
+        let text = "[[recipe]]\nrepo = \"a/b\"\nversions = [\"*\"]\n\n[[recipe]]\nrepo = \"a/c\"\nversions = [\"*\"]\nsubmodules = false\n";
+        let table = RecipeTable::parse(text, "r.toml").unwrap();
+        assert!(table.lookup("a/b", None).unwrap().submodules);
+        assert!(!table.lookup("a/c", None).unwrap().submodules);
+        let text = "[[recipe]]\nrepo = \"a/b\"\nversions = [\"*\"]\nsubmodules = \"no\"\n";
+        let error = RecipeTable::parse(text, "r.toml").unwrap_err().to_string();
+        assert!(
+            error.contains("submodules") && error.contains("true or false"),
+            "{error}"
+        );
+        let moto = RecipeTable::shipped();
+        assert!(!moto.lookup("getmoto/moto", Some("4.1")).unwrap().submodules);
     }
 
     #[test]

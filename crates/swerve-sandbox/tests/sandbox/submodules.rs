@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::{isolated, sh};
 use swerve_core::{Shell, Task};
-use swerve_sandbox::{Cache, RepoMap, Workspace, WorkspaceOptions};
+use swerve_sandbox::{Cache, RepoMap, Submodules, Workspace, WorkspaceOptions};
 use swerve_testing::repo;
 
 /// `repos/astro/helpers` (a commit recorded by the superproject, then a later one) and
@@ -49,6 +49,23 @@ fn repositories(repos: &Path) -> (String, String, String) {
     (sh(&main, "git rev-parse HEAD"), recorded, future)
 }
 
+/// A cache under `dir` and a map finding repositories under `repos`.
+fn cache_and_repos(dir: &Path, repos: &Path) -> (Cache, RepoMap) {
+    let cache = Cache::open(dir.join("cache")).unwrap();
+    let map = RepoMap {
+        repos_dirs: vec![repos.to_path_buf()],
+        ..RepoMap::default()
+    };
+    (cache, map)
+}
+
+/// The base of `commit` with its submodules checked out from the repositories directory.
+fn checked_out(cache: &Cache, map: &RepoMap, commit: &str) -> swerve_sandbox::BaseCheckout {
+    cache
+        .prepare_task_base(map, &task(commit), Submodules::CheckOut { network: false })
+        .unwrap()
+}
+
 fn task(commit: &str) -> Task {
     Task::new("astro__main-1", "astro/main", commit, "a task")
 }
@@ -58,14 +75,8 @@ fn submodules_are_checked_out_at_the_recorded_commit_from_the_repositories_direc
     let dir = tempfile::tempdir().unwrap();
     let repos = dir.path().join("repos");
     let (commit, recorded, future) = repositories(&repos);
-    let cache = Cache::open(dir.path().join("cache")).unwrap();
-    let map = RepoMap {
-        repos_dirs: vec![repos],
-        ..RepoMap::default()
-    };
-    let base = cache
-        .prepare_task_base(&map, &task(&commit), false)
-        .unwrap();
+    let (cache, map) = cache_and_repos(dir.path(), &repos);
+    let base = checked_out(&cache, &map, &commit);
     let helpers = base.path.join("astropy_helpers");
     assert_eq!(sh(&helpers, "git rev-parse HEAD"), recorded);
     assert_eq!(
@@ -109,25 +120,24 @@ fn submodules_are_checked_out_at_the_recorded_commit_from_the_repositories_direc
     );
 
     // Prepared once: a second call finds it done.
-    let again = cache
-        .prepare_task_base(&map, &task(&commit), false)
-        .unwrap();
+    let again = checked_out(&cache, &map, &commit);
     assert_eq!(again, base);
 }
 
 #[test]
-fn a_submodule_missing_from_the_repositories_directory_is_an_error_naming_it() {
+fn a_submodule_missing_from_the_repositories_directory_is_an_error_naming_it_unless_the_images_hold_none()
+ {
     let dir = tempfile::tempdir().unwrap();
     let repos = dir.path().join("repos");
     let (commit, recorded, _) = repositories(&repos);
     std::fs::remove_dir_all(repos.join("astro/helpers")).unwrap();
-    let cache = Cache::open(dir.path().join("cache")).unwrap();
-    let map = RepoMap {
-        repos_dirs: vec![repos.clone()],
-        ..RepoMap::default()
-    };
+    let (cache, map) = cache_and_repos(dir.path(), &repos);
     let error = cache
-        .prepare_task_base(&map, &task(&commit), false)
+        .prepare_task_base(
+            &map,
+            &task(&commit),
+            Submodules::CheckOut { network: false },
+        )
         .unwrap_err()
         .to_string();
     for part in [
@@ -139,4 +149,38 @@ fn a_submodule_missing_from_the_repositories_directory_is_an_error_naming_it() {
     ] {
         assert!(error.contains(part), "{part:?} not in: {error}");
     }
+
+    // Unless the dataset's images hold none (SWE-Gym's moto images hold no
+    // terraform-provider-aws): then it is left uninitialized, as a clone leaves it.
+    let base = cache
+        .prepare_task_base(&map, &task(&commit), Submodules::Leave)
+        .unwrap();
+    let helpers = base.path.join("astropy_helpers");
+    assert!(!helpers.join(".git").exists());
+    assert_eq!(std::fs::read_dir(&helpers).unwrap().count(), 0, "empty");
+    assert_eq!(
+        sh(&base.path, "git submodule status"),
+        format!(
+            "-{} astropy_helpers",
+            sh(&base.path, "git rev-parse HEAD:astropy_helpers")
+        )
+    );
+}
+
+#[test]
+fn an_empty_gitmodules_declares_no_submodules() {
+    let dir = tempfile::tempdir().unwrap();
+    let repos = dir.path().join("repos");
+    let main = repos.join("astro/main");
+    repo::init(&main);
+    // getmoto/moto's `.gitmodules` is empty at some commits: `git config --get-regexp`
+    // then exits 1, which is not an error.
+    repo::write(
+        &main,
+        &[("setup.py", "print('setup')\n"), (".gitmodules", "")],
+    );
+    let commit = repo::commit_all(&main, "an empty .gitmodules");
+    let (cache, map) = cache_and_repos(dir.path(), &repos);
+    let base = checked_out(&cache, &map, &commit);
+    assert_eq!(sh(&base.path, "git status --porcelain"), "");
 }

@@ -74,7 +74,11 @@ impl EvaluationContexts {
         };
         let base = self
             .cache
-            .prepare_task_base(&self.repos, task, false)
+            .prepare_task_base(
+                &self.repos,
+                task,
+                swerve_eval::prepare::submodules_for(&self.recipes, task, false),
+            )
             .map_err(|error| infra("preparing the base checkout", &error))?;
         let spec = resolve_spec(task, &base.path, &self.recipes)
             .map_err(|error| infra("working out how to test the task", &error))?;
