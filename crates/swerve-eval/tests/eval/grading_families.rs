@@ -12,7 +12,10 @@
 //! `fixtures/multi-swe-bench/`: real Multi-SWE-bench rows (patches and texts cut), the test
 //! output of their gold and empty evaluations in swerve, and `verdicts.json`, what
 //! Multi-SWE-bench's own parser and report give those logs
-//! (`scripts/multi-swe-bench-crosscheck.py`).
+//! (`scripts/multi-swe-bench-crosscheck.py`). `fixtures/families/`: real SWE-bench, SWE-Gym
+//! and SWE-rebench rows, the test output of their gold and empty evaluations in images
+//! rebuilt offline in each family's layout (`scripts/family-images.py`), and what each
+//! family's own harness code says of those logs (`scripts/swe-bench-harness-crosscheck.py`).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -405,4 +408,107 @@ fn multi_swe_bench_rows_get_multi_swe_benchs_verdicts_on_real_logs() {
     }
     // The logs hold both outcomes: gold resolving and the empty patch not.
     assert!(outcomes.0 >= 3 && outcomes.1 >= 3, "{outcomes:?}");
+}
+
+/// What a harness's own `get_eval_report` gives one log
+/// (`scripts/swe-bench-harness-crosscheck.py`).
+#[derive(serde::Deserialize)]
+struct HarnessVerdict {
+    resolved: bool,
+    patch_successfully_applied: bool,
+    #[serde(rename = "FAIL_TO_PASS_success")]
+    fail_to_pass_success: Vec<String>,
+    #[serde(rename = "FAIL_TO_PASS_failure")]
+    fail_to_pass_failure: Vec<String>,
+    #[serde(rename = "PASS_TO_PASS_success")]
+    pass_to_pass_success: Vec<String>,
+    #[serde(rename = "PASS_TO_PASS_failure")]
+    pass_to_pass_failure: Vec<String>,
+}
+
+fn sorted(tests: &[String]) -> Vec<String> {
+    let mut tests = tests.to_vec();
+    tests.sort();
+    tests
+}
+
+/// `fixtures/families/<family>.jsonl`: real rows; `families/logs/<family>/`: the test output
+/// of their gold and empty evaluations in images rebuilt offline in the family's layout
+/// (`scripts/family-images.py`); `<family>.verdicts.json`: what the family's own harness
+/// code says of each log. swerve, with the spec its recipes give the row, must agree on the
+/// verdict and on every test list.
+fn swe_bench_shaped_family_agrees_with_its_harness(family: &str) {
+    let tasks = rows(&format!("families/{family}.jsonl"));
+    let verdicts: BTreeMap<String, HarnessVerdict> =
+        serde_json::from_str(&fixture(&format!("families/{family}.verdicts.json"))).unwrap();
+    let recipes = swerve_eval::spec::RecipeTable::shipped();
+    let mut outcomes = (0, 0);
+    for (log_name, verdict) in &verdicts {
+        let id = log_name.rsplitn(3, '.').nth(2).unwrap();
+        let task = tasks.iter().find(|t| t.instance_id == id).unwrap();
+        assert_eq!(RewardRule::for_task(task), RewardRule::SweBench, "{id}");
+        let spec = swerve_eval::spec::resolve_spec(
+            task,
+            std::path::Path::new("/nonexistent/swerve-families"),
+            &recipes,
+        )
+        .unwrap();
+        let log = fixture(&format!("families/logs/{family}/{log_name}"));
+        let mut report = InstanceReport::new(Some("diff"));
+        grade_log(&mut report, &log, &spec.log_parser, spec.eval_type, task);
+        assert!(!report.infra_failure, "{log_name}: {:?}", report.error);
+        assert_eq!(
+            report.patch_successfully_applied, verdict.patch_successfully_applied,
+            "{log_name}"
+        );
+        assert_eq!(report.resolved, verdict.resolved, "{log_name}");
+        let status = report.tests_status.expect("graded");
+        let lists = [
+            (
+                &status.fail_to_pass.success,
+                &verdict.fail_to_pass_success,
+                "FAIL_TO_PASS success",
+            ),
+            (
+                &status.fail_to_pass.failure,
+                &verdict.fail_to_pass_failure,
+                "FAIL_TO_PASS failure",
+            ),
+            (
+                &status.pass_to_pass.success,
+                &verdict.pass_to_pass_success,
+                "PASS_TO_PASS success",
+            ),
+            (
+                &status.pass_to_pass.failure,
+                &verdict.pass_to_pass_failure,
+                "PASS_TO_PASS failure",
+            ),
+        ];
+        for (mine, theirs, which) in lists {
+            assert_eq!(&sorted(mine), theirs, "{log_name}: {which}");
+        }
+        match verdict.resolved {
+            true => outcomes.0 += 1,
+            false => outcomes.1 += 1,
+        }
+    }
+    // Every row's gold resolves and its empty patch does not, by the harness's own code.
+    assert_eq!(outcomes.0, outcomes.1, "{family}: {outcomes:?}");
+    assert!(outcomes.0 >= 1, "{family}: {outcomes:?}");
+}
+
+#[test]
+fn swe_bench_rows_in_rebuilt_images_get_swe_benchs_verdicts() {
+    swe_bench_shaped_family_agrees_with_its_harness("swe-bench");
+}
+
+#[test]
+fn swe_rebench_rows_in_rebuilt_images_get_swe_rebenchs_verdicts() {
+    swe_bench_shaped_family_agrees_with_its_harness("swe-rebench");
+}
+
+#[test]
+fn swe_gym_rows_in_rebuilt_images_get_swe_gyms_verdicts() {
+    swe_bench_shaped_family_agrees_with_its_harness("swe-gym");
 }
