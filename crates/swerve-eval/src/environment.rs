@@ -444,6 +444,9 @@ impl Environments<'_> {
                     || name.starts_with("UV_")
                     || BUILD_VARIABLES.contains(&name.as_str())
             }));
+        if options.sandbox.userland == Userland::Base {
+            expose_host_certificates(&mut options.sandbox, |name| std::env::var_os(name));
+        }
         activate(&mut options.sandbox.env, &recipe.env);
         options
     }
@@ -823,6 +826,38 @@ const BUILD_VARIABLES: &[&str] = &[
     "https_proxy",
     "no_proxy",
 ];
+
+/// In a base userland, `/etc` is the base root's: its certificate bundle is Debian's, without
+/// the authorities the host trusts beyond it (a proxy's that re-signs TLS, as on machines
+/// whose registries are reached through one). A build reaching package registries shows the
+/// host's bundle files the certificate variables name, read-only at their paths, over the
+/// base root's; a build without them would fail to verify `pypi.org`.
+/// `host_variable` reads the host's environment.
+fn expose_host_certificates(
+    sandbox: &mut swerve_sandbox::SandboxConfig,
+    host_variable: impl Fn(&str) -> Option<std::ffi::OsString>,
+) {
+    if !sandbox.network {
+        return;
+    }
+    for name in CERTIFICATE_VARIABLES {
+        let Some(value) = host_variable(name) else {
+            continue;
+        };
+        let path = PathBuf::from(value);
+        if path.is_absolute()
+            && path.is_file()
+            && !sandbox.expose.iter().any(|exposure| exposure.path == path)
+        {
+            sandbox
+                .expose
+                .push(swerve_sandbox::Exposure::read_only(path));
+        }
+    }
+}
+
+/// Host variables that name a certificate bundle file.
+const CERTIFICATE_VARIABLES: &[&str] = &["SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "PIP_CERT"];
 
 /// Where uv is installed during a dependencies build (removed before the prefix is kept).
 const UV_DIR: &str = "/swerve-env/.swerve-uv";
@@ -1246,7 +1281,33 @@ fn python_prints(python: &Path, code: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::machine_failure;
+    use super::{expose_host_certificates, machine_failure};
+
+    #[test]
+    fn builds_in_a_base_userland_see_the_hosts_certificate_bundles() {
+        let dir = tempfile::tempdir().unwrap();
+        let bundle = dir.path().join("ca-certificates.crt");
+        std::fs::write(&bundle, "-----BEGIN CERTIFICATE-----\n").unwrap();
+        let host = |name: &str| match name {
+            "SSL_CERT_FILE" | "PIP_CERT" => Some(bundle.clone().into_os_string()),
+            "REQUESTS_CA_BUNDLE" => Some("/no/such/bundle.crt".into()),
+            _ => None,
+        };
+        let mut sandbox = swerve_sandbox::SandboxConfig {
+            network: true,
+            ..Default::default()
+        };
+        expose_host_certificates(&mut sandbox, host);
+        // The bundle once (two variables name it); a missing file is not shown.
+        assert_eq!(
+            sandbox.expose,
+            [swerve_sandbox::Exposure::read_only(bundle.clone())]
+        );
+        // Without the network a build reaches no registry: nothing to trust.
+        let mut offline = swerve_sandbox::SandboxConfig::default();
+        expose_host_certificates(&mut offline, host);
+        assert!(offline.expose.is_empty());
+    }
 
     #[test]
     fn machine_failures_are_told_from_package_failures() {
