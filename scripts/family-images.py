@@ -5,8 +5,10 @@ For every row of `crates/swerve-eval/tests/fixtures/families/<family>.jsonl` thi
 
 1. builds the row's environment with swerve's recipes (from the row as it is), from the
    repositories under `--repos` (clones, or the bare git directories of a mirror);
-2. writes an OCI image of it with umoci, over the Debian minbase root file system the image
-   tests use (`scripts/test-images.sh`): the repository at `/testbed` with its whole history
+2. writes an OCI image of it with umoci, over swerve's base userland (`sandbox.userland =
+   "base"`: Debian minbase plus the packages of SWE-bench's base image, `make` and `gcc`
+   among them; the environments are built in it too): the repository at `/testbed` with its
+   whole history
    (the future included, as SWE-bench's images had it before SWE-bench#465; the row's
    branch reset to the starting commit), the environment as a conda-style prefix at
    `/opt/miniconda3/envs/testbed` activated by `source /opt/miniconda3/bin/activate && conda
@@ -29,7 +31,9 @@ It exits non-zero when any row fails, and writes `<work>/report.json` (per row: 
 starting-state probes and the check's verdicts and times) and the check's logs.
 
 Usage: scripts/family-images.py --repos DIR --work DIR [--swerve BIN] [--family F ...]
-       [--ids ID ...]
+       [--ids ID ...] [--anchor]
+With --anchor the same rows are checked right after without their images, in recipe
+workspaces over the same cached environments (BENCHMARKS.md, "Real rows in rebuilt images").
 Needs root, umoci and debootstrap (scripts/prerequisites.sh), the rows' Python versions
 (pyenv or uv), PyPI for the environment builds, and the repositories (none from the network).
 """
@@ -49,6 +53,8 @@ FIXTURES = ROOT / "crates/swerve-eval/tests/fixtures/families"
 PREFIX = "/opt/miniconda3/envs/testbed"
 SWERVE_PREFIX = "/swerve-env"
 FAMILIES = ["swe-bench", "swe-gym", "swe-rebench"]
+# Environments are built in swerve's base userland, which is also the images' root.
+BASE_USERLAND = ["--set", "sandbox.userland=base"]
 
 CONDA_ACTIVATE = """\
 # A stand-in for conda's activate script: defines `conda activate ENV`.
@@ -143,7 +149,7 @@ def build_image(args, row, work):
         result = subprocess.run(
             [
                 args.swerve, "--repos", str(args.repos), "--cache-dir", str(args.cache),
-                "--set", "sandbox.output_cap_bytes=8000000000",
+                *BASE_USERLAND, "--set", "sandbox.output_cap_bytes=8000000000",
                 "env", "exec", "--tasks", str(env_rows), row.id, "--timeout", "1800", "--",
                 "tar -C / --exclude=./testbed/.git -cf - ./swerve-env ./testbed",
             ],
@@ -152,6 +158,7 @@ def build_image(args, row, work):
         )
     if result.returncode != 0:
         raise SystemExit(f"{row.id}: exporting its environment failed:\n{result.stderr.decode()[-3000:]}")
+    base_layout(args)
     tree = stage / "tree"
     tree.mkdir()
     run(["tar", "-C", str(tree), "-xf", str(export)])
@@ -188,17 +195,23 @@ def build_image(args, row, work):
     return tag
 
 
-def base_layout(work):
-    layout = work / "layout"
+def base_layout(args):
+    """The layout's `base` image: swerve's base userland (`sandbox.userland = "base"`: Debian
+    minbase plus SWE-bench's base image's packages), the root the rows' environments were
+    built in, as one layer."""
+    layout = args.work / "layout"
     if (layout / "index.json").exists():
         return
-    images = os.environ.get("SWERVE_TEST_IMAGES", "/var/cache/swerve-test-images")
-    run(["bash", str(ROOT / "scripts/test-images.sh"), images])
-    rootfs = Path(images) / "rootfs.tar"
+    roots = [ready.with_suffix("") for ready in (args.cache / "userlands").glob("*.ready")]
+    if len(roots) != 1:
+        raise SystemExit(f"expected one base userland under {args.cache / 'userlands'}, found {len(roots)}")
+    rootfs = args.work / "rootfs.tar"
+    run(["tar", "--numeric-owner", "-C", str(roots[0]), "-cf", str(rootfs), "."])
     run(["umoci", "init", "--layout", str(layout)])
     run(["umoci", "new", "--image", f"{layout}:base"])
     run(["umoci", "raw", "add-layer", "--image", f"{layout}:base", str(rootfs)])
     run(["umoci", "config", "--image", f"{layout}:base", "--os", "linux", "--architecture", "amd64", "--config.cmd", "/bin/bash"])
+    rootfs.unlink()
 
 
 def swerve(args, *command, config=(), check=True):
@@ -208,6 +221,18 @@ def swerve(args, *command, config=(), check=True):
     if check and result.returncode != 0:
         raise SystemExit(f"swerve {' '.join(command)} failed:\n{result.stderr[-3000:]}")
     return result
+
+
+def tasks_check(args, config, rows_file, out):
+    """`swerve tasks check` over a row file: each row's check, by instance id."""
+    check = subprocess.run(
+        [args.swerve, "--cache-dir", str(args.cache), *config, "tasks", "check", str(rows_file), "--out", str(out)],
+        capture_output=True, text=True,
+    )
+    print(check.stdout, end="")
+    if not (out / "check.json").exists():
+        raise SystemExit(f"swerve tasks check {rows_file} wrote no check.json:\n{check.stderr[-3000:]}")
+    return {c["instance_id"]: c for c in json.loads((out / "check.json").read_text())}
 
 
 def gold_blobs(repo, start, patch):
@@ -269,11 +294,14 @@ def main():
     parser.add_argument("--family", action="append", choices=FAMILIES)
     parser.add_argument("--ids", nargs="*")
     parser.add_argument("--cache", type=Path, help="swerve's cache (default WORK/cache)")
+    parser.add_argument(
+        "--anchor", action="store_true",
+        help="also check the rows without their images (recipe workspaces), for BENCHMARKS.md",
+    )
     args = parser.parse_args()
     args.work = args.work.resolve()
     args.repos = args.repos.resolve()
     args.cache = (args.cache or args.work / "cache").resolve()
-    base_layout(args.work)
     report = {}
     failed = []
     for family in args.family or FAMILIES:
@@ -305,17 +333,20 @@ def main():
         config = ["--set", "images.naming=swebench"] if family in ("swe-bench", "swe-gym") else []
         if family == "swe-gym":
             config += ["--set", "images.swebench_namespace=xingyaoww"]
-        out = args.work / f"{family}.check"
-        check = subprocess.run(
-            [args.swerve, "--cache-dir", str(args.cache), *config, "tasks", "check", str(rows_file), "--out", str(out)],
-            capture_output=True, text=True,
-        )
-        print(check.stdout, end="")
-        checks = {c["instance_id"]: c for c in json.loads((out / "check.json").read_text())}
+        checks = tasks_check(args, config, rows_file, args.work / f"{family}.check")
+        anchors = {}
+        if args.anchor:
+            # The same rows without their images, in recipe workspaces over the same cached
+            # environments, right after: how much the image path costs per evaluation.
+            anchor_file = args.work / f"{family}.recipe.jsonl"
+            anchor_file.write_text("".join(json.dumps(r.env_row) + "\n" for r in rows))
+            anchors = tasks_check(args, BASE_USERLAND, anchor_file, args.work / f"{family}.recipe.check")
         for row in rows:
             state = starting_state(args, config, row, rows_file)
             verdict = checks.get(row.id, {})
             entry = {"family": family, "image": row.image, "start": state, "check": verdict}
+            if row.id in anchors:
+                entry["recipe_check"] = anchors[row.id]
             report[row.id] = entry
             ok = state["ok"] and verdict.get("status") == "ok"
             print(f"{family}: {row.id}: start {'ok' if state['ok'] else 'WRONG'} {state}; check {verdict.get('status')}", flush=True)
