@@ -143,7 +143,16 @@ impl ImagesConfig {
     }
 
     /// The image a task names, or the derived name under [`Naming::Swebench`].
+    ///
+    /// A name that is SWE-bench's *local* build name for the task's own instance,
+    /// `sweb.eval.<arch>.<instance_id>` (optionally `:latest`; no registry or namespace), is
+    /// taken as naming no image: SWE-agent's batch rows (SWE-bench Multilingual's, for one)
+    /// carry it as `image_name`, the name SWE-bench's harness gives the image it builds
+    /// locally from the row's spec, which no registry serves. Such a task gets what a task
+    /// without an image gets: SWE-bench's published image under [`Naming::Swebench`], else
+    /// a base checkout with the environment built from its recipe.
     pub fn image_for(&self, named: Option<&str>, instance_id: &str) -> Option<String> {
+        let named = named.filter(|name| !is_swebench_local_name(name, instance_id));
         named.map(str::to_owned).or_else(|| match self.naming {
             Naming::None => None,
             Naming::Swebench => Some(reference::swebench_image_name(
@@ -153,6 +162,20 @@ impl ImagesConfig {
             )),
         })
     }
+}
+
+/// Whether `name` is SWE-bench's local image name for `instance_id`:
+/// `sweb.eval.<arch>.<instance_id>[:latest]`, the architecture one word (`x86_64`, `arm64`).
+fn is_swebench_local_name(name: &str, instance_id: &str) -> bool {
+    let name = name.strip_suffix(":latest").unwrap_or(name);
+    let Some(rest) = name.strip_prefix("sweb.eval.") else {
+        return false;
+    };
+    rest.split_once('.').is_some_and(|(arch, id)| {
+        !arch.is_empty()
+            && arch.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && id == instance_id
+    })
 }
 
 /// This machine's architecture in OCI's words.
@@ -171,5 +194,45 @@ fn swebench_arch() -> &'static str {
     match std::env::consts::ARCH {
         "aarch64" => "arm64",
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swebench_local_names_of_the_rows_own_instance_name_no_image() {
+        let id = "jqlang__jq-2728";
+        let none = ImagesConfig::default();
+        // SWE-agent's batch rows: SWE-bench's local build name of the row's own instance.
+        for name in [
+            "sweb.eval.x86_64.jqlang__jq-2728",
+            "sweb.eval.arm64.jqlang__jq-2728:latest",
+        ] {
+            assert_eq!(none.image_for(Some(name), id), None, "{name}");
+        }
+        let swebench = ImagesConfig {
+            naming: Naming::Swebench,
+            ..ImagesConfig::default()
+        };
+        assert_eq!(
+            swebench.image_for(Some("sweb.eval.x86_64.jqlang__jq-2728"), id),
+            Some(reference::swebench_image_name(
+                &swebench.swebench_namespace,
+                swebench_arch(),
+                id
+            ))
+        );
+        // Any other name is an image to pull: another instance's, a namespaced or tagged one.
+        for name in [
+            "sweb.eval.x86_64.jqlang__jq-2750",
+            "swebench/sweb.eval.x86_64.jqlang_1776_jq-2728",
+            "sweb.eval.x86_64.jqlang__jq-2728:v2",
+            "sweb.env.x86_64.jqlang__jq-2728",
+        ] {
+            assert_eq!(none.image_for(Some(name), id).as_deref(), Some(name));
+        }
+        assert_eq!(none.image_for(None, id), None);
     }
 }

@@ -6,7 +6,8 @@
 //! XML reports, which SWE-bench has no parser for. [`r2e_gym`] is R2E-Gym's own pytest
 //! parser, for R2E-Gym's exact-status reward, and [`swe_smith`] SWE-smith's
 //! default, with its six repository parsers in [`swe_smith::REPO_PARSERS`]
-//! ([`crate::rule`]); [`multi_swe_bench`] holds Multi-SWE-bench's, by repository. Every parser is a plain
+//! ([`crate::rule`]); [`multi_swe_bench`] holds Multi-SWE-bench's, by repository, and
+//! [`multilingual`] SWE-bench Multilingual's TAP and jq parsers. Every parser is a plain
 //! `fn(&str) -> StatusMap`: deterministic, and it never panics, whatever it is given.
 //!
 //! [`parser`] finds a parser by name (the names in [`PARSER_NAMES`]), [`parser_for_repo`]
@@ -17,6 +18,7 @@ mod cargo;
 mod gotest;
 mod junit;
 pub mod multi_swe_bench;
+mod multilingual;
 mod output;
 mod pytest;
 pub mod r2e_gym;
@@ -31,6 +33,7 @@ use crate::status::TestStatus;
 pub use cargo::cargo;
 pub use gotest::gotest;
 pub use junit::junit;
+pub use multilingual::{jq, tap};
 pub use output::{END_TEST_OUTPUT, InvalidMarker, START_TEST_OUTPUT, TestOutput, test_output};
 pub use pytest::{matplotlib, pytest, pytest_options, pytest_v2};
 pub use r2e_gym::r2e_gym;
@@ -58,6 +61,8 @@ pub const PARSER_NAMES: &[&str] = &[
     "junit",
     "r2e_gym",
     "swe_smith",
+    "tap",
+    "jq",
 ];
 
 /// Every parser with its name. `unittest` is the Django parser: Django's runner prints
@@ -75,6 +80,8 @@ const PARSERS: &[(&str, Parser)] = &[
     ("junit", junit),
     ("r2e_gym", r2e_gym),
     ("swe_smith", swe_smith),
+    ("tap", tap),
+    ("jq", jq),
 ];
 
 /// The parser called `name` (one of [`PARSER_NAMES`]).
@@ -83,7 +90,7 @@ pub fn parser(name: &str) -> Option<Parser> {
 }
 
 /// Repositories and the parser SWE-bench uses for each (v4's `MAP_REPO_TO_PARSER` for the
-/// Python, Rust and Go repositories).
+/// Python, Rust and Go repositories; SWE-bench Multilingual's for jq, axios and three.js).
 const REPO_PARSERS: &[(&str, &str)] = &[
     // Python (swebench/harness/log_parsers/python.py).
     ("astropy/astropy", "pytest_v2"),
@@ -113,6 +120,10 @@ const REPO_PARSERS: &[(&str, &str)] = &[
     ("uutils/coreutils", "cargo"),
     ("nushell/nushell", "cargo"),
     ("tokio-rs/axum", "cargo"),
+    // C and JavaScript (SWE-bench Multilingual's c.py and javascript.py, b8d53321).
+    ("jqlang/jq", "jq"),
+    ("axios/axios", "tap"),
+    ("mrdoob/three.js", "tap"),
     // Go (go.py).
     ("caddyserver/caddy", "gotest"),
     ("hashicorp/terraform", "gotest"),
