@@ -65,7 +65,7 @@
 //! versions = ["4.1", "4.2"]           # required; "*" matches any version
 //! test_cmd = "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1"
 //! log_parser = "django"               # pytest, pytest_options, pytest_v2, django, unittest,
-//!                                     # sympy, cargo, gotest, junit, r2e_gym, swe_smith, tap, jq
+//!                                     # sympy, cargo, cargo_exact, gotest, junit, r2e_gym, swe_smith, tap, jq
 //! eval_type = "pass_and_fail"         # or "fail_only"
 //! directives = "django"               # paths, modules, django, none
 //! python = "3.9"

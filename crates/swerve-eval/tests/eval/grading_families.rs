@@ -485,6 +485,6 @@ fn swe_bench_multilingual_rows_get_swe_benchs_verdicts_on_real_logs() {
     assert!(outcomes.0 >= 3 && outcomes.1 >= 3, "{outcomes:?}");
     assert_eq!(
         parsers.into_iter().collect::<Vec<_>>(),
-        ["cargo", "jq", "tap"]
+        ["cargo_exact", "jq", "tap"]
     );
 }

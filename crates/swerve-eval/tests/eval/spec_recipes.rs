@@ -269,7 +269,7 @@ fn entry_errors_name_entry_and_field() {
         ),
         (
             "repo = \"c/d\"\nversions = [\"1\"]\nlog_parser = \"nose\"\n",
-            "recipes.toml line 8: recipe 2 (repo \"c/d\"): field \"log_parser\": unknown log parser \"nose\"; known: pytest, pytest_options, pytest_v2, matplotlib, django, unittest, sympy, cargo, gotest, junit, r2e_gym, swe_smith, tap, jq",
+            "recipes.toml line 8: recipe 2 (repo \"c/d\"): field \"log_parser\": unknown log parser \"nose\"; known: pytest, pytest_options, pytest_v2, matplotlib, django, unittest, sympy, cargo, cargo_exact, gotest, junit, r2e_gym, swe_smith, tap, jq",
         ),
         (
             "repo = \"c/d\"\nversions = [\"1\"]\neval_type = \"all\"\n",
