@@ -5,7 +5,8 @@
 //!
 //! The evidence is the log's own lines: the messages Python's `socket`, `urllib`, `requests`,
 //! `urllib3`, `http.client` and pip print when a name cannot be resolved or a connection
-//! cannot be made without a network, and the messages of test-data downloaders (pydicom's
+//! cannot be made without a network, Node's (`getaddrinfo EAI_AGAIN host`, `ENOTFOUND`: npm,
+//! mocha's and jest's HTTP tests), and the messages of test-data downloaders (pydicom's
 //! `get_testdata_file`, `pooch`, `datasets`). Lines are matched case-sensitively against
 //! fixed texts, so a test named `test_network` does not count; a log with no such line has
 //! no evidence.
@@ -29,6 +30,8 @@ const NETWORK_MARKERS: &[&str] = &[
     "Failed to establish a new connection",
     "ConnectionRefusedError: [Errno 111]",
     "Could not resolve host",
+    "getaddrinfo EAI_AGAIN",
+    "getaddrinfo ENOTFOUND",
     "RemoteDisconnected",
     "A download failure occurred while attempting to retrieve",
 ];
@@ -112,6 +115,23 @@ mod tests {
         assert_eq!(found.reason, "network");
         assert_eq!(found.evidence.len(), 1, "repeated lines are kept once");
         assert!(found.to_string().contains("use the network"));
+    }
+
+    #[test]
+    fn finds_nodes_name_resolution_failures() {
+        // axios__axios-5085's gold run (SWE-bench Multilingual): mocha's TAP output for a
+        // test that requests postman-echo.com.
+        let log = "not ok 1 issues 4999 should not fail with query parsing\n  getaddrinfo EAI_AGAIN postman-echo.com\n  Error: getaddrinfo EAI_AGAIN postman-echo.com\n      at AxiosError.from (file:///testbed/lib/core/AxiosError.js:89:14)\nok 2 issues 5028 should handle set-cookie headers as an array\n";
+        let found = network_evidence(log).unwrap();
+        assert_eq!(found.reason, "network");
+        assert_eq!(
+            found.evidence,
+            [
+                "getaddrinfo EAI_AGAIN postman-echo.com",
+                "Error: getaddrinfo EAI_AGAIN postman-echo.com"
+            ]
+        );
+        assert!(network_evidence("npm ERR! getaddrinfo ENOTFOUND registry.npmjs.org\n").is_some());
     }
 
     #[test]

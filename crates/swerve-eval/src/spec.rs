@@ -65,7 +65,7 @@
 //! versions = ["4.1", "4.2"]           # required; "*" matches any version
 //! test_cmd = "./tests/runtests.py --verbosity 2 --settings=test_sqlite --parallel 1"
 //! log_parser = "django"               # pytest, pytest_options, pytest_v2, django, unittest,
-//!                                     # sympy, cargo, gotest, junit, r2e_gym, swe_smith
+//!                                     # sympy, cargo, cargo_exact, gotest, junit, r2e_gym, swe_smith, tap, jq
 //! eval_type = "pass_and_fail"         # or "fail_only"
 //! directives = "django"               # paths, modules, django, none
 //! python = "3.9"
@@ -76,6 +76,7 @@
 //! pre_install = []                    # shell commands run in the checkout before install
 //! install = "python -m pip install -e ."
 //! env = { LANG = "en_US.UTF-8" }
+//! test_exit_codes = []                # exit codes of test_cmd recorded as 0 (e.g. [124])
 //! note = "free text, ignored"
 //! ```
 //!

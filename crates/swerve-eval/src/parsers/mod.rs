@@ -2,11 +2,13 @@
 //!
 //! The Python parsers re-implement SWE-bench's (`swebench/harness/log_parsers/python.py`) so
 //! that the test ids they produce are the ids in SWE-bench's `FAIL_TO_PASS` / `PASS_TO_PASS`
-//! lists; [`cargo`] and [`gotest`] re-implement its Rust and Go parsers. [`junit`] reads JUnit
+//! lists; [`cargo_exact`] and [`gotest`] re-implement its Rust and Go parsers ([`cargo`] reads
+//! more of libtest's lines). [`junit`] reads JUnit
 //! XML reports, which SWE-bench has no parser for. [`r2e_gym`] is R2E-Gym's own pytest
 //! parser, for R2E-Gym's exact-status reward, and [`swe_smith`] SWE-smith's
 //! default, with its six repository parsers in [`swe_smith::REPO_PARSERS`]
-//! ([`crate::rule`]); [`multi_swe_bench`] holds Multi-SWE-bench's, by repository. Every parser is a plain
+//! ([`crate::rule`]); [`multi_swe_bench`] holds Multi-SWE-bench's, by repository, and
+//! [`multilingual`] SWE-bench Multilingual's TAP and jq parsers. Every parser is a plain
 //! `fn(&str) -> StatusMap`: deterministic, and it never panics, whatever it is given.
 //!
 //! [`parser`] finds a parser by name (the names in [`PARSER_NAMES`]), [`parser_for_repo`]
@@ -17,6 +19,7 @@ mod cargo;
 mod gotest;
 mod junit;
 pub mod multi_swe_bench;
+mod multilingual;
 mod output;
 mod pytest;
 pub mod r2e_gym;
@@ -28,9 +31,10 @@ use std::collections::BTreeMap;
 
 use crate::status::TestStatus;
 
-pub use cargo::cargo;
+pub use cargo::{cargo, cargo_exact};
 pub use gotest::gotest;
 pub use junit::junit;
+pub use multilingual::{jq, tap};
 pub use output::{END_TEST_OUTPUT, InvalidMarker, START_TEST_OUTPUT, TestOutput, test_output};
 pub use pytest::{matplotlib, pytest, pytest_options, pytest_v2};
 pub use r2e_gym::r2e_gym;
@@ -54,10 +58,13 @@ pub const PARSER_NAMES: &[&str] = &[
     "unittest",
     "sympy",
     "cargo",
+    "cargo_exact",
     "gotest",
     "junit",
     "r2e_gym",
     "swe_smith",
+    "tap",
+    "jq",
 ];
 
 /// Every parser with its name. `unittest` is the Django parser: Django's runner prints
@@ -71,10 +78,13 @@ const PARSERS: &[(&str, Parser)] = &[
     ("unittest", django),
     ("sympy", sympy),
     ("cargo", cargo),
+    ("cargo_exact", cargo_exact),
     ("gotest", gotest),
     ("junit", junit),
     ("r2e_gym", r2e_gym),
     ("swe_smith", swe_smith),
+    ("tap", tap),
+    ("jq", jq),
 ];
 
 /// The parser called `name` (one of [`PARSER_NAMES`]).
@@ -83,7 +93,7 @@ pub fn parser(name: &str) -> Option<Parser> {
 }
 
 /// Repositories and the parser SWE-bench uses for each (v4's `MAP_REPO_TO_PARSER` for the
-/// Python, Rust and Go repositories).
+/// Python, Rust and Go repositories; SWE-bench Multilingual's for jq, axios and three.js).
 const REPO_PARSERS: &[(&str, &str)] = &[
     // Python (swebench/harness/log_parsers/python.py).
     ("astropy/astropy", "pytest_v2"),
@@ -105,14 +115,18 @@ const REPO_PARSERS: &[(&str, &str)] = &[
     ("sqlfluff/sqlfluff", "pytest"),
     ("sphinx-doc/sphinx", "pytest_v2"),
     ("sympy/sympy", "sympy"),
-    // Rust (rust.py).
-    ("burntsushi/ripgrep", "cargo"),
-    ("sharkdp/bat", "cargo"),
-    ("astral-sh/ruff", "cargo"),
-    ("tokio-rs/tokio", "cargo"),
-    ("uutils/coreutils", "cargo"),
-    ("nushell/nushell", "cargo"),
-    ("tokio-rs/axum", "cargo"),
+    // Rust (rust.py): SWE-bench's parse_log_cargo as it is.
+    ("burntsushi/ripgrep", "cargo_exact"),
+    ("sharkdp/bat", "cargo_exact"),
+    ("astral-sh/ruff", "cargo_exact"),
+    ("tokio-rs/tokio", "cargo_exact"),
+    ("uutils/coreutils", "cargo_exact"),
+    ("nushell/nushell", "cargo_exact"),
+    ("tokio-rs/axum", "cargo_exact"),
+    // C and JavaScript (SWE-bench Multilingual's c.py and javascript.py, b8d53321).
+    ("jqlang/jq", "jq"),
+    ("axios/axios", "tap"),
+    ("mrdoob/three.js", "tap"),
     // Go (go.py).
     ("caddyserver/caddy", "gotest"),
     ("hashicorp/terraform", "gotest"),
@@ -158,7 +172,7 @@ mod tests {
         assert_eq!(parser_for_repo("astropy/astropy"), Some("pytest_v2"));
         assert_eq!(parser_for_repo("psf/requests"), Some("pytest_options"));
         assert_eq!(parser_for_repo("pytest-dev/pytest"), Some("pytest"));
-        assert_eq!(parser_for_repo("BurntSushi/ripgrep"), Some("cargo"));
+        assert_eq!(parser_for_repo("BurntSushi/ripgrep"), Some("cargo_exact"));
         assert_eq!(parser_for_repo("gin-gonic/gin"), Some("gotest"));
         assert_eq!(parser_for_repo("google/gson"), None);
     }

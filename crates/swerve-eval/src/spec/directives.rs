@@ -56,7 +56,7 @@ impl DirectiveStyle {
                 DirectiveStyle::Django
             }
             "django" | "unittest" => DirectiveStyle::Modules,
-            "cargo" | "gotest" | "junit" => DirectiveStyle::None,
+            "cargo" | "cargo_exact" | "gotest" | "junit" => DirectiveStyle::None,
             _ => DirectiveStyle::Paths,
         }
     }

@@ -47,6 +47,14 @@ pub struct Recipe {
     /// stand-ins for public test services. Not part of [`Recipe::key`]: they are built and
     /// cached apart and change nothing in the task's environment.
     pub services: Vec<Service>,
+    /// Exit codes of the test command, besides 0, that mean it ended as the command
+    /// intends, not that tests failed unreported: SWE-bench Multilingual wraps some test
+    /// commands in `timeout` because the runner does not exit after its last test, so
+    /// `timeout`'s 124 is expected there. The eval script records such a code as 0 (and says
+    /// so in the log), so a log whose tests all passed is graded instead of rejected for a
+    /// failing command with no failed test ([`crate::grading::LogRejection`]). Not part of
+    /// [`Recipe::key`]: the environment is the same.
+    pub test_exit_codes: Vec<i32>,
 }
 
 impl Recipe {

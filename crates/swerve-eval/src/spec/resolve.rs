@@ -374,6 +374,7 @@ fn set_fields(recipe: &Recipe) -> Vec<&'static str> {
         ("pre_install", !recipe.pre_install.is_empty()),
         ("install", recipe.install.is_some()),
         ("env", !recipe.env.is_empty()),
+        ("test_exit_codes", !recipe.test_exit_codes.is_empty()),
     ]
     .into_iter()
     .filter_map(|(name, set)| set.then_some(name))

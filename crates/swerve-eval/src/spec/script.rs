@@ -35,6 +35,7 @@ pub const HEREDOC_DELIMITER: &str = "EOF_114329324912";
 /// : '>>>>> Start Test Output'
 /// <test_cmd> <directives>
 /// SWEBENCH_TEST_EXIT_CODE=$?
+/// case … esac                             # the recipe's test_exit_codes, if any, become 0
 /// : '>>>>> End Test Output'
 /// echo ">>>>> Test Exit Code: $SWEBENCH_TEST_EXIT_CODE"
 /// git checkout <base_commit> <test files> # and rm -f <new test files>: leave as found
@@ -111,6 +112,20 @@ pub fn eval_script(spec: &TestSpec, task: &Task, repo_dir: &str, patch: Option<&
         ": '>>>>> Start Test Output'".into(),
         spec.test_command(),
         "SWEBENCH_TEST_EXIT_CODE=$?".into(),
+    ]);
+    let expected_codes = spec
+        .recipe
+        .as_ref()
+        .map(|recipe| recipe.test_exit_codes.as_slice())
+        .unwrap_or_default();
+    if !expected_codes.is_empty() {
+        let codes: Vec<String> = expected_codes.iter().map(i32::to_string).collect();
+        lines.push(format!(
+            "case $SWEBENCH_TEST_EXIT_CODE in {}) echo \"swerve: exit code $SWEBENCH_TEST_EXIT_CODE is one the recipe expects of the test command (test_exit_codes); recorded as 0\"; SWEBENCH_TEST_EXIT_CODE=0 ;; esac",
+            codes.join("|")
+        ));
+    }
+    lines.extend([
         ": '>>>>> End Test Output'".into(),
         "echo \">>>>> Test Exit Code: $SWEBENCH_TEST_EXIT_CODE\"".into(),
     ]);

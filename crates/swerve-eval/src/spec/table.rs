@@ -24,7 +24,7 @@ const SHIPPED: &str = include_str!("../../data/recipes.toml");
 const SHIPPED_NAME: &str = "swerve-eval/data/recipes.toml";
 
 /// The fields of a `[[recipe]]` entry, in the order messages list them.
-const FIELDS: [&str; 19] = [
+const FIELDS: [&str; 20] = [
     "repo",
     "versions",
     "test_cmd",
@@ -43,6 +43,7 @@ const FIELDS: [&str; 19] = [
     "env",
     "services",
     "submodules",
+    "test_exit_codes",
     "note",
 ];
 
@@ -290,6 +291,49 @@ impl EntryContext<'_> {
         Ok(text)
     }
 
+    /// The `test_exit_codes` array: exit codes 1 to 255, each once.
+    fn exit_codes(&self, value: &Spanned<DeValue<'_>>) -> Result<Vec<i32>, SpecError> {
+        let field = "test_exit_codes";
+        let expected = "an array of exit codes (integers from 1 to 255)";
+        let DeValue::Array(items) = value.get_ref() else {
+            let found = describe(value.get_ref());
+            return Err(self.error(
+                value.span().start,
+                field,
+                format!("expected {expected}, found {found}"),
+            ));
+        };
+        let mut codes = Vec::new();
+        for item in items.iter() {
+            let code = match item.get_ref() {
+                DeValue::Integer(integer) => {
+                    i32::from_str_radix(&integer.as_str().replace('_', ""), integer.radix())
+                        .ok()
+                        .filter(|code| (1..=255).contains(code))
+                }
+                _ => None,
+            };
+            match code {
+                Some(code) if !codes.contains(&code) => codes.push(code),
+                Some(code) => {
+                    return Err(self.error(
+                        item.span().start,
+                        field,
+                        format!("exit code {code} is listed twice"),
+                    ));
+                }
+                None => {
+                    return Err(self.error(
+                        item.span().start,
+                        field,
+                        format!("expected {expected}, found {}", describe(item.get_ref())),
+                    ));
+                }
+            }
+        }
+        Ok(codes)
+    }
+
     /// An array-of-strings field.
     fn strings(&self, field: &str, value: &Spanned<DeValue<'_>>) -> Result<Vec<String>, SpecError> {
         let expected = "an array of strings";
@@ -484,6 +528,10 @@ impl Reader<'_> {
             },
             services: match field("services") {
                 Some(value) => context.services(value)?,
+                None => Vec::new(),
+            },
+            test_exit_codes: match field("test_exit_codes") {
+                Some(value) => context.exit_codes(value)?,
                 None => Vec::new(),
             },
         };

@@ -16,6 +16,11 @@
 //! and SWE-rebench rows, the test output of their gold and empty evaluations in images
 //! rebuilt offline in each family's layout (`scripts/family-images.py`), and what each
 //! family's own harness code says of those logs (`scripts/swe-bench-harness-crosscheck.py`).
+//! `fixtures/multilingual/`: real SWE-bench
+//! Multilingual rows (SWE-agent's batch format), the test output of their gold and empty
+//! evaluations in swerve, and `verdicts.json`, the status maps and resolution SWE-bench's own
+//! `get_logs_eval`, parsers and grading give those logs
+//! (`scripts/swe-bench-multilingual-crosscheck.py`).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -511,4 +516,82 @@ fn swe_rebench_rows_in_rebuilt_images_get_swe_rebenchs_verdicts() {
 #[test]
 fn swe_gym_rows_in_rebuilt_images_get_swe_gyms_verdicts() {
     swe_bench_shaped_family_agrees_with_its_harness("swe-gym");
+}
+
+/// What SWE-bench's own code gives one log (`scripts/swe-bench-multilingual-crosscheck.py`).
+#[derive(serde::Deserialize)]
+struct SweBenchVerdict {
+    /// The status map of the repository's parser (`MAP_REPO_TO_PARSER`), `None` when
+    /// `get_logs_eval` did not find the test output.
+    statuses: Option<BTreeMap<String, String>>,
+    resolved: bool,
+    status: String,
+}
+
+#[test]
+fn swe_bench_multilingual_rows_get_swe_benchs_verdicts_on_real_logs() {
+    let tasks = rows("multilingual/rows.jsonl");
+    let verdicts: BTreeMap<String, SweBenchVerdict> =
+        serde_json::from_str(&fixture("multilingual/verdicts.json")).unwrap();
+    let recipes = swerve_eval::spec::RecipeTable::shipped();
+    let mut outcomes = (0, 0);
+    let mut parsers = std::collections::BTreeSet::new();
+    for (log_name, verdict) in &verdicts {
+        let id = log_name.split('.').next().unwrap();
+        let task = tasks.iter().find(|t| t.instance_id == id).unwrap();
+        // SWE-bench-shaped rows: SWE-bench's rule, whatever else the batch format carries.
+        assert_eq!(RewardRule::for_task(task), RewardRule::SweBench, "{id}");
+        // The row's own version picks SWE-bench's spec for it, not the "*" entry that
+        // Multi-SWE-bench rows of the same repository use.
+        let entry = recipes
+            .lookup(&task.repo, task.version.as_deref())
+            .unwrap_or_else(|| panic!("{id}: no recipe"));
+        assert!(
+            entry
+                .versions
+                .iter()
+                .any(|v| Some(v.as_str()) == task.version.as_deref())
+        );
+        let parser_name = entry.log_parser.unwrap();
+        assert_eq!(
+            swerve_eval::parsers::parser_for_repo(&task.repo),
+            Some(parser_name),
+            "{id}"
+        );
+        parsers.insert(parser_name);
+        let log = fixture(&format!("multilingual/{log_name}"));
+        let statuses = verdict
+            .statuses
+            .as_ref()
+            .expect("SWE-bench found the test output");
+        let output = swerve_eval::parsers::test_output(&log);
+        let parse = swerve_eval::parsers::parser(parser_name).unwrap();
+        let mine: BTreeMap<String, String> = parse(output.text)
+            .into_iter()
+            .map(|(test, status)| {
+                let status = serde_json::to_value(status).unwrap();
+                (test, status.as_str().unwrap().to_owned())
+            })
+            .collect();
+        assert_eq!(&mine, statuses, "{log_name}: status map");
+        let mut report = InstanceReport::new(Some("diff"));
+        grade_log(&mut report, &log, parser_name, EvalType::PassAndFail, task);
+        assert_eq!(report.rule, RewardRule::SweBench);
+        assert!(!report.infra_failure, "{log_name}: {:?}", report.error);
+        assert_eq!(
+            report.resolved, verdict.resolved,
+            "{log_name}: SWE-bench says {}; swerve {:?}",
+            verdict.status, report.tests_status
+        );
+        match verdict.resolved {
+            true => outcomes.0 += 1,
+            false => outcomes.1 += 1,
+        }
+    }
+    // Both outcomes (gold resolving, the empty patch not) and the three languages' parsers.
+    assert!(outcomes.0 >= 3 && outcomes.1 >= 3, "{outcomes:?}");
+    assert_eq!(
+        parsers.into_iter().collect::<Vec<_>>(),
+        ["cargo_exact", "jq", "tap"]
+    );
 }

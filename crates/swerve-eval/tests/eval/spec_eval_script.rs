@@ -149,3 +149,50 @@ fn task_eval_script_is_used_verbatim() {
     }
     assert_eq!(script_for(&task, &RecipeTable::shipped()), own);
 }
+
+#[test]
+fn expected_exit_codes_are_recorded_as_zero_after_the_test_command() {
+    let task: Task = serde_json::from_value(json!({
+        "instance_id": "a__b-1", "repo": "a/b", "base_commit": "0123abc",
+        "problem_statement": "x", "version": "1"
+    }))
+    .unwrap();
+    let recipes = RecipeTable::parse(
+        "[[recipe]]\nrepo = \"a/b\"\nversions = [\"1\"]\ntest_cmd = \"timeout 10s npx mocha -R tap t.js\"\nlog_parser = \"tap\"\ndirectives = \"none\"\ntest_exit_codes = [124]\n",
+        "recipes.toml",
+    )
+    .unwrap();
+    let script = script_for(&task, &recipes);
+    let lines: Vec<&str> = script.lines().collect();
+    let at = |text: &str| {
+        lines
+            .iter()
+            .position(|line| line.starts_with(text))
+            .unwrap()
+    };
+    let case = at("case $SWEBENCH_TEST_EXIT_CODE in 124)");
+    assert_eq!(case, at("SWEBENCH_TEST_EXIT_CODE=$?") + 1);
+    assert_eq!(at(": '>>>>> End Test Output'"), case + 1);
+    assert!(lines[case].contains("SWEBENCH_TEST_EXIT_CODE=0 ;; esac"));
+    // Run it: 124 becomes 0, any other code stays.
+    for (code, recorded) in [(124, "0"), (1, "1"), (0, "0")] {
+        let snippet = format!(
+            "(exit {code})\nSWEBENCH_TEST_EXIT_CODE=$?\n{}\necho \"$SWEBENCH_TEST_EXIT_CODE\"\n",
+            lines[case]
+        );
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(&snippet)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(stdout.lines().last(), Some(recorded), "{code}: {stdout}");
+    }
+    // Without the field, no such line.
+    let plain = RecipeTable::parse(
+        "[[recipe]]\nrepo = \"a/b\"\nversions = [\"1\"]\ntest_cmd = \"npx mocha\"\nlog_parser = \"tap\"\n",
+        "recipes.toml",
+    )
+    .unwrap();
+    assert!(!script_for(&task, &plain).contains("case $SWEBENCH_TEST_EXIT_CODE"));
+}

@@ -265,11 +265,11 @@ fn entry_errors_name_entry_and_field() {
         ),
         (
             "repo = \"c/d\"\nversions = [\"1\"]\npyhton = \"3.9\"\n",
-            "recipes.toml line 8: recipe 2 (repo \"c/d\"): field \"pyhton\": unknown field; expected one of repo, versions, test_cmd, log_parser, eval_type, directives, python, packages, requirements, environment_files, exclude_newer, system_packages, pip_args, pre_install, install, env, services, note",
+            "recipes.toml line 8: recipe 2 (repo \"c/d\"): field \"pyhton\": unknown field; expected one of repo, versions, test_cmd, log_parser, eval_type, directives, python, packages, requirements, environment_files, exclude_newer, system_packages, pip_args, pre_install, install, env, services, submodules, test_exit_codes, note",
         ),
         (
             "repo = \"c/d\"\nversions = [\"1\"]\nlog_parser = \"nose\"\n",
-            "recipes.toml line 8: recipe 2 (repo \"c/d\"): field \"log_parser\": unknown log parser \"nose\"; known: pytest, pytest_options, pytest_v2, matplotlib, django, unittest, sympy, cargo, gotest, junit, r2e_gym, swe_smith",
+            "recipes.toml line 8: recipe 2 (repo \"c/d\"): field \"log_parser\": unknown log parser \"nose\"; known: pytest, pytest_options, pytest_v2, matplotlib, django, unittest, sympy, cargo, cargo_exact, gotest, junit, r2e_gym, swe_smith, tap, jq",
         ),
         (
             "repo = \"c/d\"\nversions = [\"1\"]\neval_type = \"all\"\n",
@@ -340,4 +340,44 @@ fn services_name_network_fixtures_and_bad_ones_are_errors() {
         entry("\"httpbin\""),
         "recipes.toml line 4: recipe 1 (repo \"a/b\"): field \"services\": expected an array of strings, found a string"
     );
+}
+
+// --- Expected exit codes of the test command ----------------------------------------------
+
+#[test]
+fn test_exit_codes_are_exit_codes_each_once_and_not_in_the_key() {
+    let table = RecipeTable::parse(
+        "[[recipe]]\nrepo = \"a/b\"\nversions = [\"*\"]\ntest_exit_codes = [124, 0x7f]\n",
+        "recipes.toml",
+    )
+    .unwrap();
+    let entry = table.lookup("a/b", None).unwrap();
+    assert_eq!(entry.recipe.test_exit_codes, [124, 127]);
+    let mut without = entry.recipe.clone();
+    without.test_exit_codes.clear();
+    assert_eq!(entry.recipe.key(), without.key());
+    // The shipped SWE-bench Multilingual entry whose command SWE-bench wraps in `timeout`.
+    let shipped = RecipeTable::shipped();
+    let axios = shipped.lookup("axios/axios", Some("4738")).unwrap();
+    assert_eq!(axios.recipe.test_exit_codes, [124]);
+    assert!(
+        axios
+            .test_cmd
+            .as_deref()
+            .unwrap()
+            .starts_with("timeout 10s ")
+    );
+    let entry = |codes: &str| {
+        parse_error(&format!(
+            "[[recipe]]\nrepo = \"a/b\"\nversions = [\"*\"]\ntest_exit_codes = {codes}\n"
+        ))
+    };
+    for bad in ["[0]", "[256]", "[-1]", "[\"124\"]", "124"] {
+        assert!(
+            entry(bad).contains("field \"test_exit_codes\": expected"),
+            "{bad}: {}",
+            entry(bad)
+        );
+    }
+    assert!(entry("[124, 124]").ends_with("exit code 124 is listed twice"));
 }

@@ -379,7 +379,7 @@ fn error_for(extra: Value) -> String {
 fn task_field_errors_name_the_task_and_field() {
     assert_eq!(
         error_for(json!({"log_parser": "pytset"})),
-        "task \"octo__demo-1\": field \"log_parser\": unknown log parser \"pytset\"; known: pytest, pytest_options, pytest_v2, matplotlib, django, unittest, sympy, cargo, gotest, junit, r2e_gym, swe_smith"
+        "task \"octo__demo-1\": field \"log_parser\": unknown log parser \"pytset\"; known: pytest, pytest_options, pytest_v2, matplotlib, django, unittest, sympy, cargo, cargo_exact, gotest, junit, r2e_gym, swe_smith, tap, jq"
     );
     assert_eq!(
         error_for(json!({"eval_type": "both"})),
@@ -395,7 +395,7 @@ fn task_field_errors_name_the_task_and_field() {
     );
     assert_eq!(
         error_for(json!({"install_config": {"log_parser": "parse_log_nope"}})),
-        "task \"octo__demo-1\": field \"install_config.log_parser\": unknown log parser \"parse_log_nope\"; known: pytest, pytest_options, pytest_v2, matplotlib, django, unittest, sympy, cargo, gotest, junit, r2e_gym, swe_smith"
+        "task \"octo__demo-1\": field \"install_config.log_parser\": unknown log parser \"parse_log_nope\"; known: pytest, pytest_options, pytest_v2, matplotlib, django, unittest, sympy, cargo, cargo_exact, gotest, junit, r2e_gym, swe_smith, tap, jq"
     );
     assert_eq!(
         error_for(json!({"install_config": "pytest"})),
