@@ -242,7 +242,7 @@ def gold_blobs(repo, start, patch):
         paths = re.findall(r"^diff --git a/\S+ b/(\S+)$", patch, re.M)
         existing = [  # a file the patch creates is not in `start`
             path for path in paths
-            if subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{start}:{path}"]).returncode == 0
+            if subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{start}:{path}"], capture_output=True).returncode == 0
         ]
         if existing:
             archive = run(["git", "-C", str(repo), "archive", start, "--", *existing])
