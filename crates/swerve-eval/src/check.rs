@@ -118,7 +118,8 @@ pub struct PhaseSeconds {
 }
 
 /// Checks one task: base and environment (timed apart, prepared through `gold`'s
-/// environments), then the gold patch graded by `gold` and an empty patch graded by `empty`.
+/// environments), or its image, then the gold patch graded by `gold` and an empty patch
+/// graded by `empty`.
 pub fn check_task(task: &Task, gold: &Evaluator<'_>, empty: &Evaluator<'_>) -> TaskCheck {
     let mut check = TaskCheck {
         instance_id: task.instance_id.clone(),
@@ -130,16 +131,30 @@ pub fn check_task(task: &Task, gold: &Evaluator<'_>, empty: &Evaluator<'_>) -> T
         empty_fails: false,
         seconds: PhaseSeconds::default(),
     };
-    let environments = gold.environments();
     let started = Instant::now();
-    let resolved = environments.resolve(task);
-    check.seconds.base = started.elapsed().as_secs_f64();
-    let started = Instant::now();
-    let prepared = resolved.and_then(|resolved| environments.environment(resolved));
-    check.seconds.environment = started.elapsed().as_secs_f64();
-    if let Err(error) = prepared {
-        check.reason = Some(error.to_string());
-        return check;
+    match gold.images.and_then(|images| images.image_root(task)) {
+        // A task that runs in an image has its repository and environment there: no base
+        // checkout and no recipe environment (it may have neither a repository under
+        // --repos nor a recipe); the environment phase is the image's first use.
+        Some(image) => {
+            check.seconds.environment = started.elapsed().as_secs_f64();
+            if let Err(error) = image {
+                check.reason = Some(format!("image: {error}"));
+                return check;
+            }
+        }
+        None => {
+            let environments = gold.environments();
+            let resolved = environments.resolve(task);
+            check.seconds.base = started.elapsed().as_secs_f64();
+            let started = Instant::now();
+            let prepared = resolved.and_then(|resolved| environments.environment(resolved));
+            check.seconds.environment = started.elapsed().as_secs_f64();
+            if let Err(error) = prepared {
+                check.reason = Some(error.to_string());
+                return check;
+            }
+        }
     }
     let gold_patch = match crate::rule::gold_patch(task) {
         Ok(patch) => patch,

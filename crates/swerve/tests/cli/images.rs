@@ -174,6 +174,37 @@ fn image_tasks_are_run_and_graded_in_their_images() {
         "{empty_r2e}"
     );
 
+    // `tasks check` certifies image tasks in their images: no repository of theirs is
+    // anywhere (no --repos), nor a recipe; the missing image is that task's error alone.
+    let checked = dir.path().join("check");
+    swerve(
+        &cache,
+        &[
+            "tasks",
+            "check",
+            tasks_arg,
+            "--out",
+            checked.to_str().unwrap(),
+        ],
+    );
+    let checks: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(checked.join("check.json")).unwrap())
+            .unwrap();
+    for check in &checks {
+        let id = check["instance_id"].as_str().unwrap();
+        if id == "swerve__missing-1" {
+            assert_eq!(check["status"], "error", "{check}");
+            assert!(
+                check["reason"].as_str().unwrap().starts_with("image: "),
+                "{check}"
+            );
+        } else {
+            assert_eq!(check["status"], "ok", "{check}");
+            assert_eq!(check["seconds"]["base"], 0.0, "{check}");
+        }
+    }
+    assert_eq!(checks.len(), 4);
+
     let run = swerve(
         &cache,
         &[
