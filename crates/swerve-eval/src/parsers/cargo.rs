@@ -29,19 +29,11 @@ static EXACT_LINE: LazyLock<Regex> = LazyLock::new(|| {
 /// spaced name are not recorded, so a listed test that SWE-bench would not find is missing
 /// here too.
 pub fn cargo_exact(log: &str) -> StatusMap {
-    let mut map = StatusMap::new();
-    for line in log.split('\n') {
-        let Some(c) = EXACT_LINE.captures(line.trim()) else {
-            continue;
-        };
-        let status = match &c[2] {
-            "ok" => TestStatus::Passed,
-            "FAILED" => TestStatus::Failed,
-            _ => continue,
-        };
-        map.insert(c[1].to_owned(), status);
-    }
-    map
+    super::trimmed_line_statuses(log, &EXACT_LINE, 1, |c| match &c[2] {
+        "ok" => Some(TestStatus::Passed),
+        "FAILED" => Some(TestStatus::Failed),
+        _ => None,
+    })
 }
 
 /// `cargo test` / libtest output.

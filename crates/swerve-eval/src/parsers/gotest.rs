@@ -15,19 +15,13 @@ static RESULT: LazyLock<Regex> = LazyLock::new(|| {
 
 /// `go test -v` output.
 pub fn gotest(log: &str) -> StatusMap {
-    let mut map = StatusMap::new();
-    for line in log.split('\n') {
-        let Some(c) = RESULT.captures(line.trim()) else {
-            continue;
-        };
-        let status = match &c[1] {
+    super::trimmed_line_statuses(log, &RESULT, 2, |c| {
+        Some(match &c[1] {
             "PASS" => TestStatus::Passed,
             "FAIL" => TestStatus::Failed,
             _ => TestStatus::Skipped,
-        };
-        map.insert(c[2].to_owned(), status);
-    }
-    map
+        })
+    })
 }
 
 #[cfg(test)]

@@ -48,6 +48,28 @@ pub type StatusMap = BTreeMap<String, TestStatus>;
 /// A log parser.
 pub type Parser = fn(&str) -> StatusMap;
 
+/// The statuses of the lines `pattern` matches, each line trimmed of surrounding white space
+/// (SWE-bench's `re.match(pattern, line.strip())` loops): capture group `id` names the test
+/// and `status` gives its status from the match, or `None` to record nothing; a later line
+/// for the same test wins.
+fn trimmed_line_statuses(
+    log: &str,
+    pattern: &regex::Regex,
+    id: usize,
+    status: impl Fn(&regex::Captures<'_>) -> Option<TestStatus>,
+) -> StatusMap {
+    let mut map = StatusMap::new();
+    for line in log.split('\n') {
+        let Some(captures) = pattern.captures(line.trim()) else {
+            continue;
+        };
+        if let Some(status) = status(&captures) {
+            map.insert(captures[id].to_owned(), status);
+        }
+    }
+    map
+}
+
 /// The names [`parser`] knows.
 pub const PARSER_NAMES: &[&str] = &[
     "pytest",

@@ -26,36 +26,24 @@ static AUTOMAKE_LINE: LazyLock<Regex> =
 /// TAP output (mocha's `-R tap`): `ok` passes, `not ok` fails; the test's number is dropped,
 /// so the id is the rest of the line (mocha's full title).
 pub fn tap(log: &str) -> StatusMap {
-    let mut map = StatusMap::new();
-    for line in log.split('\n') {
-        let Some(c) = TAP_LINE.captures(line.trim()) else {
-            continue;
-        };
-        let status = if &c[1] == "ok" {
+    super::trimmed_line_statuses(log, &TAP_LINE, 3, |c| {
+        Some(if &c[1] == "ok" {
             TestStatus::Passed
         } else {
             TestStatus::Failed
-        };
-        map.insert(c[3].to_owned(), status);
-    }
-    map
+        })
+    })
 }
 
 /// jq's `make check` (automake's test driver, the oniguruma submodule's tests included).
 pub fn jq(log: &str) -> StatusMap {
-    let mut map = StatusMap::new();
-    for line in log.split('\n') {
-        let Some(c) = AUTOMAKE_LINE.captures(line.trim()) else {
-            continue;
-        };
-        let status = if &c[1] == "PASS" {
+    super::trimmed_line_statuses(log, &AUTOMAKE_LINE, 2, |c| {
+        Some(if &c[1] == "PASS" {
             TestStatus::Passed
         } else {
             TestStatus::Failed
-        };
-        map.insert(c[2].to_owned(), status);
-    }
-    map
+        })
+    })
 }
 
 #[cfg(test)]

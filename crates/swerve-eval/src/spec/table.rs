@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use toml::Spanned;
-use toml::de::{DeTable, DeValue};
+use toml::de::{DeArray, DeTable, DeValue};
 
 use super::directives::DirectiveStyle;
 use super::error::SpecError;
@@ -295,14 +295,7 @@ impl EntryContext<'_> {
     fn exit_codes(&self, value: &Spanned<DeValue<'_>>) -> Result<Vec<i32>, SpecError> {
         let field = "test_exit_codes";
         let expected = "an array of exit codes (integers from 1 to 255)";
-        let DeValue::Array(items) = value.get_ref() else {
-            let found = describe(value.get_ref());
-            return Err(self.error(
-                value.span().start,
-                field,
-                format!("expected {expected}, found {found}"),
-            ));
-        };
+        let items = self.array(field, value, expected)?;
         let mut codes = Vec::new();
         for item in items.iter() {
             let code = match item.get_ref() {
@@ -334,18 +327,27 @@ impl EntryContext<'_> {
         Ok(codes)
     }
 
+    /// The items of an array field, or an error saying `expected`.
+    fn array<'v>(
+        &self,
+        field: &str,
+        value: &'v Spanned<DeValue<'v>>,
+        expected: &str,
+    ) -> Result<&'v DeArray<'v>, SpecError> {
+        match value.get_ref() {
+            DeValue::Array(items) => Ok(items),
+            other => Err(self.error(
+                value.span().start,
+                field,
+                format!("expected {expected}, found {}", describe(other)),
+            )),
+        }
+    }
+
     /// An array-of-strings field.
     fn strings(&self, field: &str, value: &Spanned<DeValue<'_>>) -> Result<Vec<String>, SpecError> {
         let expected = "an array of strings";
-        let DeValue::Array(items) = value.get_ref() else {
-            let found = describe(value.get_ref());
-            return Err(self.error(
-                value.span().start,
-                field,
-                format!("expected {expected}, found {found}"),
-            ));
-        };
-        items
+        self.array(field, value, expected)?
             .iter()
             .enumerate()
             .map(|(index, item)| match item.get_ref() {
