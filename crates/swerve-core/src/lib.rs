@@ -16,6 +16,7 @@
 pub mod atomic;
 pub mod demonstration;
 pub mod exec;
+pub mod grading;
 pub mod hint;
 pub mod json_kind;
 pub mod owner;

@@ -21,11 +21,14 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 use swerve_core::Task;
+use swerve_core::grading::TestMachineryChange;
 use swerve_sandbox::{Cache, ImageRoot, RepoMap, SandboxError, Workspace, WorkspaceOptions};
 
 use crate::apply::{apply_patch, write_file};
 use crate::fixtures::{Fixtures, StartError};
 use crate::grading::{LogRejection, check_log, grade};
+use crate::guard::canary::Draws;
+use crate::guard::{Guard, GuardVerdict};
 use crate::prepare::{FIXTURES_START_TIMEOUT, PreparedTask, ResolvedTask, TaskEnvironments};
 use crate::report::{ErrorClass, InfraReason, InstanceReport};
 use crate::rule::{self, RewardRule};
@@ -36,7 +39,7 @@ use crate::{EvalType, parsers};
 /// The grading code's own version, part of every cached result's key (with the package's):
 /// raised when a change would grade a log or a workspace differently, so results cached by
 /// the old code are not reused.
-const GRADING_FORMAT: u32 = 1;
+const GRADING_FORMAT: u32 = 2;
 
 /// Where the eval script is written inside the sandbox.
 const SCRIPT_PATH: &str = "/tmp/swerve-eval.sh";
@@ -56,6 +59,9 @@ pub struct EvalSettings {
     pub log_dir: Option<PathBuf>,
     /// Reuse cached results for the same (task, patch, spec).
     pub use_cache: bool,
+    /// What a patch's change to the test machinery does to its grade
+    /// (`reward.test_machinery_change`; [`crate::guard`]).
+    pub test_machinery: TestMachineryChange,
 }
 
 impl Default for EvalSettings {
@@ -69,6 +75,7 @@ impl Default for EvalSettings {
             environment_timeout: Duration::from_secs(1800),
             log_dir: None,
             use_cache: true,
+            test_machinery: TestMachineryChange::default(),
         }
     }
 }
@@ -314,10 +321,13 @@ impl Evaluator<'_> {
         self.test(&task, patch, &spec, workspace, scripts, report);
     }
 
-    /// Probes the test runner on the untouched workspace, applies `patch`, runs the eval
-    /// script and grades its log. A probe that fails makes the instance an `infra` error
-    /// (after the patch was applied, so `patch_successfully_applied` still says whether it
-    /// applies); the tests are not run.
+    /// Probes the test runner on the untouched workspace, applies `patch` between the
+    /// guard's two snapshots of the test machinery (putting back what the patch changed of
+    /// it), runs the eval script's first part (install, test-file reset, test patch), kills
+    /// what it left running, writes the guard's canaries, runs the tests and grades the log,
+    /// then lets the guard judge it ([`crate::guard`]). A probe that fails makes the
+    /// instance an `infra` error (after the patch was applied, so
+    /// `patch_successfully_applied` still says whether it applies); the tests are not run.
     fn test(
         &self,
         task: &Task,
@@ -330,13 +340,26 @@ impl Evaluator<'_> {
         let shell = workspace.shell();
         let logs = self.log_dir(task);
         let short = Duration::from_secs(120);
+        let repo_dir = self
+            .settings
+            .workspace
+            .sandbox
+            .mount_point
+            .to_string_lossy();
+        let mut guard = Guard::new(spec, self.settings.test_machinery, &repo_dir);
 
         let mut log = String::new();
         let fixtures = start_fixtures(shell.as_ref(), &scripts.fixtures, &mut log);
-        let runner = fixtures.and_then(|()| match &scripts.probe {
-            Some(probe) => probe_runner(shell.as_ref(), probe, short, &mut log),
-            None => Ok(()),
-        });
+        let runner = fixtures
+            .and_then(|()| match &scripts.probe {
+                Some(probe) => probe_runner(shell.as_ref(), probe, short, &mut log),
+                None => Ok(()),
+            })
+            .and_then(|()| {
+                guard
+                    .before_patch(shell.as_ref(), short)
+                    .map_err(|error| (InfraReason::SandboxFault, error))
+            });
         let started = Instant::now();
         if let Some(patch) = patch.filter(|patch| !patch.is_empty()) {
             save(&logs, "patch.diff", patch);
@@ -362,6 +385,11 @@ impl Evaluator<'_> {
             }
         }
         report.patch_successfully_applied = true;
+        let runner = runner.and_then(|()| {
+            guard
+                .after_patch(shell.as_ref(), patch, short)
+                .map_err(|error| (InfraReason::SandboxFault, error))
+        });
         report.timings.patch = Some(started.elapsed().as_secs_f64());
         if let Err((reason, message)) = runner {
             save(&logs, "run_instance.log", &log);
@@ -371,24 +399,15 @@ impl Evaluator<'_> {
 
         let started = Instant::now();
         save(&logs, "eval.sh", &script);
-        let outcome = write_file(shell.as_ref(), SCRIPT_PATH, &script, short).and_then(|()| {
-            shell.run(
-                &format!("bash {SCRIPT_PATH} 2>&1"),
-                self.settings.test_timeout,
-            )
-        });
+        let outcome = self.run_eval_script(shell.as_ref(), &workspace, &script, spec, &mut guard);
         report.timings.tests = Some(started.elapsed().as_secs_f64());
-        let outcome = match outcome {
-            Ok(outcome) => outcome,
+        let (mut test_log, outcome) = match outcome {
+            Ok(ran) => ran,
             Err(error) => {
                 save(&logs, "run_instance.log", &log);
-                return report.record_infra(
-                    InfraReason::SandboxFault,
-                    format!("running the tests: {error}"),
-                );
+                return report.record_infra(InfraReason::SandboxFault, error);
             }
         };
-        let mut test_log = outcome.stdout_text();
         if outcome.timed_out {
             // SWE-bench's wording and marker, so a re-grade of the saved log classifies it the same way.
             test_log.push_str(&format!(
@@ -421,9 +440,79 @@ impl Evaluator<'_> {
         }
 
         let started = Instant::now();
-        grade_log(report, &test_log, &spec.log_parser, spec.eval_type, task);
+        let canaries = guard.canary_names();
+        grade_log_without(
+            report,
+            &test_log,
+            &spec.log_parser,
+            spec.eval_type,
+            task,
+            &canaries,
+        );
+        let statuses = rule_parser(task, &spec.log_parser).map(|parser| {
+            crate::grading::check_log(&test_log, parser)
+                .map(|checked| checked.statuses)
+                .unwrap_or_else(|_| parser(&test_log))
+        });
+        let judged = guard.judge(
+            &test_log,
+            &script,
+            statuses.as_ref(),
+            report.resolved,
+            spec.eval_type,
+        );
+        if judged.verdict != GuardVerdict::Clean {
+            report.resolved = false;
+        }
+        report.guard = Some(judged);
         report.timings.parsing = Some(started.elapsed().as_secs_f64());
         save_report(&logs, task, report);
+    }
+
+    /// Runs `script` in `shell`: its first part (up to the tests' start marker), then, with
+    /// every process it left killed and the guard's canaries written, the part that runs
+    /// the tests; a script without the marker runs whole, with no canaries. Returns the
+    /// whole log and the last part's outcome (a first part that timed out ends the run
+    /// there). `Err`: the sandbox failed.
+    fn run_eval_script(
+        &self,
+        shell: &dyn swerve_core::Shell,
+        workspace: &Workspace,
+        script: &str,
+        spec: &TestSpec,
+        guard: &mut Guard,
+    ) -> Result<(String, swerve_core::ExecOutcome), String> {
+        let short = Duration::from_secs(120);
+        let run = |script: &str, timeout: Duration| {
+            write_file(shell, SCRIPT_PATH, script, short)
+                .and_then(|()| shell.run(&format!("bash {SCRIPT_PATH} 2>&1"), timeout))
+                .map_err(|error| format!("running the tests: {error}"))
+        };
+        let started = Instant::now();
+        let Some((prepare, tests)) = crate::guard::split_eval_script(script) else {
+            let outcome = run(script, self.settings.test_timeout)?;
+            return Ok((outcome.stdout_text(), outcome));
+        };
+        let first = run(&prepare, self.settings.test_timeout)?;
+        let mut log = first.stdout_text();
+        if first.timed_out || first.disk_limit.is_some() {
+            return Ok((log, first));
+        }
+        // Nothing the install step started may watch the canaries being written, and the
+        // first part (with the test patch in it) leaves the sandbox before the tests run.
+        workspace.sandbox().kill_all();
+        shell
+            .run(&format!("rm -f {SCRIPT_PATH}"), short)
+            .map_err(|error| format!("removing the eval script's first part: {error}"))?;
+        guard.place_canaries(shell, spec, &mut Draws::fresh(), short)?;
+        let left = self
+            .settings
+            .test_timeout
+            .saturating_sub(started.elapsed())
+            .max(Duration::from_secs(1));
+        let second = run(&tests, left)?;
+        log.push_str(&second.stdout_text());
+        Ok((log, second))
     }
 
     /// `<log_dir>/<instance_id>`, created.
@@ -445,12 +534,13 @@ impl Evaluator<'_> {
         // time allowed is not this configuration's, nor one graded by other code.
         let sandbox = serde_json::to_string(&self.settings.workspace.sandbox).unwrap_or_default();
         let key = sha256(&format!(
-            "{}\0{}\0{}\0{}\0{sandbox}\0{}\0{}/{GRADING_FORMAT}",
+            "{}\0{}\0{}\0{}\0{sandbox}\0{}\0{}\0{}/{GRADING_FORMAT}",
             task.instance_id,
             patch.unwrap_or("\u{0}none"),
             spec_text,
             cache_salt(task),
             self.settings.test_timeout.as_millis(),
+            self.settings.test_machinery.as_str(),
             env!("CARGO_PKG_VERSION"),
         ));
         self.cache.root().join("evals").join(format!("{key}.json"))
@@ -558,50 +648,77 @@ pub fn grade_log(
     eval_type: EvalType,
     task: &Task,
 ) {
+    grade_log_without(report, log, log_parser, eval_type, task, &[]);
+}
+
+/// The parser the rule of `task` reads its log with (`log_parser` for SWE-bench's rule;
+/// each family's own for the others); `None` for a name no parser has.
+pub fn rule_parser(task: &Task, log_parser: &str) -> Option<parsers::Parser> {
+    match RewardRule::for_task(task) {
+        RewardRule::SweBench => parsers::parser(log_parser),
+        RewardRule::SweSmith => Some(parsers::swe_smith::for_repo(&rule::swe_smith_repo(task))),
+        RewardRule::MultiSweBench => parsers::multi_swe_bench::for_repo(&task.repo),
+        RewardRule::R2eGym => Some(parsers::r2e_gym),
+    }
+}
+
+/// [`grade_log`], with the tests named by `left_out` (the guard's canaries) dropped from the
+/// statuses after the log's check (where they explain a non-zero exit) and before the rule
+/// grades them (so a family's rule that counts every test never sees them).
+pub fn grade_log_without(
+    report: &mut InstanceReport,
+    log: &str,
+    log_parser: &str,
+    eval_type: EvalType,
+    task: &Task,
+    left_out: &[String],
+) {
+    let keep = |mut statuses: parsers::StatusMap| {
+        statuses.retain(|id, _| {
+            !left_out
+                .iter()
+                .any(|name| crate::guard::canary::names_test(id, name))
+        });
+        statuses
+    };
     report.rule = RewardRule::for_task(task);
+    let Some(parser) = rule_parser(task, log_parser) else {
+        return match report.rule {
+            RewardRule::MultiSweBench => report.record_error(
+                ErrorClass::Infra,
+                format!(
+                    "no Multi-SWE-bench log parser for {}: swerve has those of {}",
+                    task.repo,
+                    parsers::multi_swe_bench::repositories().join(", ")
+                ),
+            ),
+            _ => report.record_error(
+                ErrorClass::Infra,
+                format!("unknown log parser \"{log_parser}\""),
+            ),
+        };
+    };
     match report.rule {
-        RewardRule::SweBench => {
-            let Some(parser) = parsers::parser(log_parser) else {
-                return report.record_error(
-                    ErrorClass::Infra,
-                    format!("unknown log parser \"{log_parser}\""),
-                );
-            };
-            match check_log(log, parser) {
-                Ok(checked) => {
-                    report.test_exit_code = checked.exit_code;
-                    report.record_grade(grade(
-                        &checked.statuses,
-                        &task.fail_to_pass,
-                        &task.pass_to_pass,
-                        eval_type,
-                    ));
-                }
-                Err(rejection) => report.record_rejection(rejection),
-            }
-        }
-        // Each family's rule comes with its own parser, whatever the spec names.
-        RewardRule::SweSmith => match check_log(
-            log,
-            parsers::swe_smith::for_repo(&rule::swe_smith_repo(task)),
-        ) {
+        RewardRule::SweBench => match check_log(log, parser) {
             Ok(checked) => {
                 report.test_exit_code = checked.exit_code;
-                report.record_grade(rule::grade_swe_smith(&checked.statuses, task));
+                report.record_grade(grade(
+                    &keep(checked.statuses),
+                    &task.fail_to_pass,
+                    &task.pass_to_pass,
+                    eval_type,
+                ));
+            }
+            Err(rejection) => report.record_rejection(rejection),
+        },
+        RewardRule::SweSmith => match check_log(log, parser) {
+            Ok(checked) => {
+                report.test_exit_code = checked.exit_code;
+                report.record_grade(rule::grade_swe_smith(&keep(checked.statuses), task));
             }
             Err(rejection) => report.record_rejection(rejection),
         },
         RewardRule::MultiSweBench => {
-            let Some(parser) = parsers::multi_swe_bench::for_repo(&task.repo) else {
-                return report.record_error(
-                    ErrorClass::Infra,
-                    format!(
-                        "no Multi-SWE-bench log parser for {}: swerve has those of {}",
-                        task.repo,
-                        parsers::multi_swe_bench::repositories().join(", ")
-                    ),
-                );
-            };
             // A log whose tests did not build shows none: Multi-SWE-bench grades it (a report
             // without test results is not valid: not resolved), as the model's failure.
             let checked = match check_log(log, parser) {
@@ -613,7 +730,7 @@ pub fn grade_log(
                 Err(rejection) => return report.record_rejection(rejection),
             };
             report.test_exit_code = checked.1;
-            match rule::grade_multi_swe_bench(&checked.0, task) {
+            match rule::grade_multi_swe_bench(&keep(checked.0), task) {
                 Ok(graded) => report.record_grade(graded),
                 Err(error) => return report.record_error(ErrorClass::Infra, error),
             }
@@ -623,10 +740,10 @@ pub fn grade_log(
                 Ok(expected) => expected,
                 Err(error) => return report.record_error(ErrorClass::Infra, error),
             };
-            match check_log(log, parsers::r2e_gym) {
+            match check_log(log, parser) {
                 Ok(checked) => {
                     report.test_exit_code = checked.exit_code;
-                    report.record_grade(rule::grade_r2e_gym(&checked.statuses, &expected));
+                    report.record_grade(rule::grade_r2e_gym(&keep(checked.statuses), &expected));
                 }
                 Err(rejection) => report.record_rejection(rejection),
             }

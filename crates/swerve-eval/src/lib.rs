@@ -6,7 +6,9 @@
 //! seam every command grades through: [`grader::TestGrader`] runs the tests, SWE-World's
 //! reward model predicts the grade. [`prepare::TaskEnvironments`] prepares a task's
 //! environment and [`workspaces::create`] makes every workspace, a rollout's and a grade's
-//! alike.
+//! alike. [`guard`] keeps a patch from changing how its tests judge it: the test machinery
+//! is put back before the tests run, and canary tests catch a run whose report was
+//! rewritten.
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -19,6 +21,7 @@ pub mod evaluate;
 pub mod fixtures;
 pub mod grader;
 pub mod grading;
+pub mod guard;
 pub mod offline;
 pub mod parsers;
 pub mod predictions;

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::grading::{LogRejection, Resolution, TestsStatus, resolution};
+use crate::guard::GuardReport;
 use crate::offline::NeedsNetwork;
 use crate::parsers::InvalidMarker;
 use crate::rule::RewardRule;
@@ -90,6 +91,11 @@ pub struct InstanceReport {
     /// `httpbin.org`, the tarpit), as the recipe asked; absent when none did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub services: Vec<Service>,
+    /// What the guard found ([`crate::guard`]): the test machinery the patch changed, the
+    /// canaries, and the verdict (`tampered` and `test_machinery_rejected` are not
+    /// resolved). Absent when the tests did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard: Option<GuardReport>,
 }
 
 /// The kinds of error that stop an evaluation; an instance with one is an error of the run.
@@ -226,6 +232,7 @@ impl InstanceReport {
             rule: RewardRule::SweBench,
             needs_network: None,
             services: Vec::new(),
+            guard: None,
         }
     }
 

@@ -103,7 +103,7 @@ mod resolve;
 mod runner;
 mod script;
 mod service;
-mod shell;
+pub(crate) mod shell;
 mod table;
 
 pub use detect::{Detection, ProjectType, detect_project};

@@ -63,6 +63,7 @@ pub fn check(
         ..EvalSettings::default()
     };
     settings.workspace.sandbox = config.sandbox.clone();
+    settings.test_machinery = config.reward.test_machinery_change;
     settings.workspace.sandbox.output_cap_bytes =
         settings.workspace.sandbox.output_cap_bytes.max(64 << 20);
     let evaluator = Evaluator {

@@ -603,6 +603,23 @@ impl Sandbox {
         }
     }
 
+    /// Kills every process of the sandbox but its init: whatever earlier commands left
+    /// running in the background, so that nothing of theirs watches what the next command
+    /// does (the grader kills them before it writes its canary tests). Returns once the
+    /// init has them all killed (it serves requests in order). `false` for a sandbox without
+    /// namespaces, whose processes are the host's.
+    pub fn kill_all(&self) -> bool {
+        match &self.backend {
+            Backend::Namespaces { control, .. } => {
+                let control = control
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                protocol::send(&control, &Request::KillAll, &[]).is_ok()
+            }
+            Backend::Plain => false,
+        }
+    }
+
     /// Whether the sandbox's root is an image's (see [`Layer::Image`]).
     pub fn runs_image(&self) -> bool {
         self.image_env.is_some()

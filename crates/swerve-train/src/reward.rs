@@ -26,6 +26,7 @@
 
 use serde::ser::{SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
+use swerve_core::grading::TestMachineryChange;
 use swerve_core::trajectory::{ExitReason, Outcome, Trajectory};
 
 /// The `[reward]` section. The default is the plain binary reward: 1 resolved, 0 not.
@@ -73,6 +74,12 @@ pub struct RewardConfig {
     /// conversation under the window vs. with all reasoning) or the paper's Eq. 3 (sums of
     /// the per-step tuples).
     pub compression_rate: CompressionRate,
+    /// What a patch's change to the test machinery (`conftest.py`, pytest's settings, the
+    /// repository's own runner, …) does to its reward: `reject` (the default; reward 0
+    /// whatever the tests say) or `flag` (graded by the tests run with the machinery put
+    /// back, the change named in the report). The tests never run with the change either
+    /// way (docs/security.md, "Grading").
+    pub test_machinery_change: TestMachineryChange,
 }
 
 /// Which definition of SWE-AGILE's compression rate (`reward.compression_rate`).
@@ -102,13 +109,14 @@ impl Default for RewardConfig {
             tokenizer: None,
             chat_template: None,
             compression_rate: CompressionRate::Code,
+            test_machinery_change: TestMachineryChange::Reject,
         }
     }
 }
 
 impl Serialize for RewardConfig {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut state = serializer.serialize_struct("RewardConfig", 13)?;
+        let mut state = serializer.serialize_struct("RewardConfig", 14)?;
         state.serialize_field("unsubmitted_factor", &self.unsubmitted_factor)?;
         state.serialize_field("compression_weight", &self.compression_weight)?;
         state.serialize_field("compression_clip", &self.compression_clip)?;
@@ -137,6 +145,12 @@ impl Serialize for RewardConfig {
             state.skip_field("compression_rate")?;
         } else {
             state.serialize_field("compression_rate", &self.compression_rate)?;
+        }
+        // Written only when not the default, so configurations saved before it existed match.
+        if self.test_machinery_change == TestMachineryChange::default() {
+            state.skip_field("test_machinery_change")?;
+        } else {
+            state.serialize_field("test_machinery_change", &self.test_machinery_change)?;
         }
         state.end()
     }

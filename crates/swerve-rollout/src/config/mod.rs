@@ -370,6 +370,7 @@ impl Config {
         swerve_eval::evaluate::EvalSettings {
             workspace,
             log_dir: Some(log_dir),
+            test_machinery: self.reward.test_machinery_change,
             ..Default::default()
         }
     }

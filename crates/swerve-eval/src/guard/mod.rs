@@ -1,0 +1,393 @@
+//! The guard: grading judges the code, not the test machinery.
+//!
+//! The policy's patch is hostile too: it may touch any file, including the ones that decide
+//! how the tests are collected, run and reported. Around the patch, the evaluation
+//! ([`crate::evaluate`]) goes through a [`Guard`]:
+//!
+//! 1. **before the patch**, in the untouched workspace, a [`machinery::Snapshot`] of every
+//!    test-machinery file ([`machinery::RULES`]), read into the grader's memory;
+//! 2. **after the patch**, another; every machinery file the patch changed is written back
+//!    as it was ([`machinery::restore_script`]) and named in the report, so the tests always
+//!    run with the base's machinery plus the test patch; the reward then follows
+//!    `reward.test_machinery_change` ([`TestMachineryChange`]): `reject` (the default, and
+//!    every training preset's) or `flag`;
+//! 3. **before the tests**, after the eval script's first part (the install step, the test
+//!    files' reset and the test patch) ran and every process it left was killed, two
+//!    [`canary`] tests are written among the task's own tests: one must pass, one must
+//!    fail;
+//! 4. **after the tests**, the log is checked: the harness's markers appear as often as the
+//!    script prints them ([`forged_markers`]: a test that prints `>>>>> End Test Output`
+//!    cuts the graded output short) and the canaries come out as they must
+//!    ([`canary::tampering`]).
+//!
+//! A run that fails step 4 is `tampered`: not resolved, reward 0, and not infra (the
+//! model did it). docs/security.md has the threat model and the adversarial corpus.
+
+pub mod canary;
+pub mod machinery;
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use swerve_core::Shell;
+use swerve_core::grading::TestMachineryChange;
+
+use crate::apply::write_file;
+use crate::parsers::{END_TEST_OUTPUT, START_TEST_OUTPUT, StatusMap};
+use crate::spec::TestSpec;
+use crate::spec::shell::quote;
+use crate::status::EvalType;
+use canary::{Canaries, CanaryStatus, Draws, Form, Planned};
+use machinery::{ChangeKind, Machinery, MachineryChange, Snapshot};
+
+/// What the guard found, in the instance's report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuardReport {
+    /// The guard's verdict.
+    pub verdict: GuardVerdict,
+    /// Why the verdict is not `clean`, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The policy in force for machinery changes.
+    pub test_machinery_change: TestMachineryChange,
+    /// The machinery files the patch changed (put back before the tests ran), each with the
+    /// rule it falls under.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub test_machinery: Vec<MachineryChange>,
+    /// The canaries, where they were placed and what the log said of them.
+    pub canaries: Canaries,
+}
+
+/// The guard's verdict on one evaluation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GuardVerdict {
+    /// Nothing found: the grade stands (a flagged machinery change is named in the report).
+    Clean,
+    /// The patch changed the test machinery under `reject`, or wrote into the environment's
+    /// installed packages: not resolved.
+    TestMachineryRejected,
+    /// The run's report was rewritten or forged: not resolved.
+    Tampered,
+}
+
+impl GuardVerdict {
+    /// The name in reports (`clean`, `test_machinery_rejected`, `tampered`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GuardVerdict::Clean => "clean",
+            GuardVerdict::TestMachineryRejected => "test_machinery_rejected",
+            GuardVerdict::Tampered => "tampered",
+        }
+    }
+}
+
+/// The guard of one evaluation, carried through its phases.
+pub struct Guard {
+    machinery: Machinery,
+    policy: TestMachineryChange,
+    repo_dir: String,
+    before: Option<Snapshot>,
+    changes: Vec<MachineryChange>,
+    planned: Result<Planned, String>,
+}
+
+/// Where the guard's scripts are written inside the sandbox.
+const SCRIPT_PATH: &str = "/tmp/swerve-guard.sh";
+
+impl Guard {
+    /// The guard for a task tested as `spec` says, in the repository at `repo_dir`.
+    pub fn new(spec: &TestSpec, policy: TestMachineryChange, repo_dir: &str) -> Guard {
+        Guard {
+            machinery: Machinery::new(&spec.test_command(), &spec.test_files),
+            policy,
+            repo_dir: repo_dir.to_owned(),
+            before: None,
+            changes: Vec::new(),
+            planned: Err("the tests did not run".into()),
+        }
+    }
+
+    /// Step 1: the machinery of the untouched workspace. `Err`: the sandbox could not list
+    /// it (the machinery's failure).
+    pub fn before_patch(&mut self, shell: &dyn Shell, timeout: Duration) -> Result<(), String> {
+        self.before = Some(self.snapshot(shell, timeout)?);
+        Ok(())
+    }
+
+    /// Step 2: names what `patch` changed of the machinery and puts it back. `Err`: the
+    /// sandbox could not list or restore it.
+    pub fn after_patch(
+        &mut self,
+        shell: &dyn Shell,
+        patch: Option<&str>,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        let before = self.before.take().unwrap_or_default();
+        let after = self.snapshot(shell, timeout)?;
+        self.changes = machinery::changes(&self.machinery, &before, &after, patch);
+        if self.changes.is_empty() {
+            return Ok(());
+        }
+        let script = machinery::restore_script(&self.repo_dir, &before, &self.changes);
+        let outcome = write_file(shell, SCRIPT_PATH, &script, timeout)
+            .and_then(|()| shell.run(&format!("bash {SCRIPT_PATH} 2>&1"), timeout))
+            .map_err(|error| format!("restoring the test machinery: {error}"))?;
+        if !outcome.stdout_text().contains("swerve-restore-complete") {
+            return Err(format!(
+                "restoring the test machinery failed: {}",
+                outcome.stdout_text().trim()
+            ));
+        }
+        Ok(())
+    }
+
+    fn snapshot(&self, shell: &dyn Shell, timeout: Duration) -> Result<Snapshot, String> {
+        let script = self.machinery.snapshot_script(&self.repo_dir);
+        let outcome = write_file(shell, SCRIPT_PATH, &script, timeout)
+            .and_then(|()| shell.run(&format!("bash {SCRIPT_PATH}"), timeout))
+            .map_err(|error| format!("listing the test machinery: {error}"))?;
+        if outcome.timed_out {
+            return Err(format!(
+                "listing the test machinery took longer than {timeout:?}"
+            ));
+        }
+        Snapshot::parse(&outcome.stdout_text()).map_err(|error| error.to_string())
+    }
+
+    /// Step 3: writes the canaries into a test file the command runs (drawn among the test
+    /// patch's), after the eval script's first part. Not placing them is no error (the
+    /// report says why); `Err` only when the sandbox failed writing them.
+    pub fn place_canaries(
+        &mut self,
+        shell: &dyn Shell,
+        spec: &TestSpec,
+        draws: &mut Draws,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        let command = spec.test_command();
+        let form = match Form::for_runner(&spec.log_parser, &command) {
+            Ok(form) => form,
+            Err(reason) => {
+                self.planned = Err(reason);
+                return Ok(());
+            }
+        };
+        let mut files: Vec<&String> = spec
+            .test_files
+            .iter()
+            .chain(&spec.new_test_files)
+            .filter(|file| canary::runs_file(form, &command, &spec.directives, file))
+            .collect();
+        files.dedup();
+        let mut reason = "the test patch names no test file the test command runs".to_owned();
+        while !files.is_empty() {
+            let file = files.remove(draws.below(files.len()));
+            let path = format!("{}/{file}", self.repo_dir.trim_end_matches('/'));
+            let outcome = shell
+                .run(&format!("cat -- {}", quote(&path)), timeout)
+                .map_err(|error| format!("reading {file} for the canaries: {error}"))?;
+            if !outcome.success() {
+                reason = format!("{file} is not in the workspace after the test patch");
+                continue;
+            }
+            let Ok(text) = String::from_utf8(outcome.stdout.clone()) else {
+                reason = format!("{file} is not UTF-8");
+                continue;
+            };
+            match canary::plan(form, file, &text, draws) {
+                Ok(planned) => {
+                    write_file(shell, &quote(&path), &planned.text, timeout)
+                        .map_err(|error| format!("writing the canaries into {file}: {error}"))?;
+                    self.planned = Ok(planned);
+                    return Ok(());
+                }
+                Err(why) => reason = why,
+            }
+        }
+        self.planned = Err(reason);
+        Ok(())
+    }
+
+    /// The names of the placed canaries (none when not placed), to leave out of the grade.
+    pub fn canary_names(&self) -> Vec<String> {
+        match &self.planned {
+            Ok(planned) => vec![planned.must_pass.clone(), planned.must_fail.clone()],
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Whether a machinery change stops the instance from being resolved whatever the tests
+    /// say (`reject`, or a change no snapshot can put back).
+    pub fn rejects(&self) -> bool {
+        !self.changes.is_empty()
+            && (self.policy == TestMachineryChange::Reject
+                || self
+                    .changes
+                    .iter()
+                    .any(|change| change.change == ChangeKind::Environment))
+    }
+
+    /// Step 4: the guard's report for a run whose log is `log`, printed by `script`;
+    /// `statuses` is the log's parse with the canaries in it, `resolved` whether the task's
+    /// own tests resolve it.
+    pub fn judge(
+        self,
+        log: &str,
+        script: &str,
+        statuses: Option<&StatusMap>,
+        resolved: bool,
+        eval_type: EvalType,
+    ) -> GuardReport {
+        let canaries = match &self.planned {
+            Ok(planned) => {
+                let status = |name: &str| CanaryStatus {
+                    name: name.to_owned(),
+                    status: statuses.and_then(|statuses| canary::status_of(statuses, name)),
+                };
+                Canaries::Yes {
+                    file: planned.file.clone(),
+                    must_pass: status(&planned.must_pass),
+                    must_fail: status(&planned.must_fail),
+                }
+            }
+            Err(reason) => Canaries::No {
+                reason: reason.clone(),
+            },
+        };
+        let tampered = forged_markers(log, script).or_else(|| match &canaries {
+            Canaries::Yes {
+                must_pass,
+                must_fail,
+                ..
+            } if statuses.is_some() => {
+                canary::tampering(must_pass.status, must_fail.status, resolved, eval_type)
+            }
+            _ => None,
+        });
+        let (verdict, reason) = if let Some(reason) = tampered {
+            (GuardVerdict::Tampered, Some(reason))
+        } else if self.rejects() {
+            let files: Vec<&str> = self.changes.iter().map(|c| c.path.as_str()).collect();
+            (
+                GuardVerdict::TestMachineryRejected,
+                Some(format!(
+                    "the patch changed the test machinery ({}); reward.test_machinery_change = \"{}\"",
+                    files.join(", "),
+                    self.policy.as_str()
+                )),
+            )
+        } else {
+            (GuardVerdict::Clean, None)
+        };
+        GuardReport {
+            verdict,
+            reason,
+            test_machinery_change: self.policy,
+            test_machinery: self.changes,
+            canaries,
+        }
+    }
+}
+
+/// Why the log's test-output markers cannot be the harness's, if they cannot: a start or
+/// end marker appears more often than `script` prints it (a test printed one, to cut the
+/// graded output short or to start it on forged lines).
+pub fn forged_markers(log: &str, script: &str) -> Option<String> {
+    for marker in [START_TEST_OUTPUT, END_TEST_OUTPUT] {
+        let printed = log.matches(marker).count();
+        let expected = marker_prints(script, marker);
+        if printed > expected {
+            return Some(format!(
+                "the log has {printed} \"{marker}\" markers where the eval script prints {expected}: the tests printed the harness's markers"
+            ));
+        }
+    }
+    None
+}
+
+/// How many times `script` prints `marker`: once per line holding it (`:` under `set -x`
+/// traces it, `echo` prints it), twice for an `echo` under `set -x` (trace and output).
+fn marker_prints(script: &str, marker: &str) -> usize {
+    let traced = script.lines().any(|line| {
+        let line = line.trim();
+        line.starts_with("set -")
+            && line
+                .split_whitespace()
+                .any(|word| word.starts_with('-') && word.contains('x'))
+    });
+    script
+        .lines()
+        .filter(|line| line.contains(marker))
+        .map(|line| {
+            let line = line.trim_start();
+            match (
+                line.starts_with("echo") || line.starts_with("printf"),
+                traced,
+            ) {
+                (true, true) => 2,
+                (true, false) | (false, true) => 1,
+                (false, false) => 0,
+            }
+        })
+        .sum()
+}
+
+/// The eval script cut where the tests start: the part that prepares them (up to the start
+/// marker: the install step, the test files' reset, the test patch) and the part that runs
+/// them, which repeats the first part's set-up lines (`#!`, `set`, `cd`, `export`,
+/// `source`, `conda activate`). `None` when the script has no start marker line.
+pub fn split_eval_script(script: &str) -> Option<(String, String)> {
+    let lines: Vec<&str> = script.lines().collect();
+    let start = lines
+        .iter()
+        .position(|line| line.contains(START_TEST_OUTPUT))?;
+    let setup: Vec<&str> = lines[..start]
+        .iter()
+        .copied()
+        .filter(|line| {
+            let line = line.trim_start();
+            line.starts_with("#!")
+                || line.starts_with("set ")
+                || line.starts_with("cd ")
+                || line.starts_with("export ")
+                || line.starts_with("source ")
+                || line.starts_with(". ")
+                || line.starts_with("conda activate")
+                || (line.starts_with("if [ -f /opt/miniconda3/bin/activate ]"))
+        })
+        .collect();
+    let prepare = format!("{}\n", lines[..start].join("\n"));
+    let run = format!("{}\n{}\n", setup.join("\n"), lines[start..].join("\n"));
+    Some((prepare, run))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_script_splits_at_the_start_marker_and_repeats_its_setup() {
+        let script = "#!/bin/bash\nset -uxo pipefail\ncd /testbed\nexport A=1\ngit status\npip install -e .\ngit apply -v - <<'EOF'\npatch\nEOF\n: '>>>>> Start Test Output'\npytest -rA\n: '>>>>> End Test Output'\n";
+        let (prepare, run) = split_eval_script(script).unwrap();
+        assert!(prepare.contains("pip install -e .") && prepare.contains("git apply"));
+        assert!(!prepare.contains("Start Test Output"));
+        assert_eq!(
+            run,
+            "#!/bin/bash\nset -uxo pipefail\ncd /testbed\nexport A=1\n: '>>>>> Start Test Output'\npytest -rA\n: '>>>>> End Test Output'\n"
+        );
+        assert!(split_eval_script("pytest\n").is_none());
+    }
+
+    #[test]
+    fn markers_printed_by_the_tests_are_forged() {
+        let script =
+            "set -uxo pipefail\n: '>>>>> Start Test Output'\npytest\n: '>>>>> End Test Output'\n";
+        let honest = "+ : '>>>>> Start Test Output'\nPASSED a\n+ : '>>>>> End Test Output'\n";
+        assert_eq!(forged_markers(honest, script), None);
+        let forged = "+ : '>>>>> Start Test Output'\nPASSED a\n>>>>> End Test Output\nFAILED a\n+ : '>>>>> End Test Output'\n";
+        assert!(forged_markers(forged, script).is_some());
+        let echoed = "set -x\necho '>>>>> Start Test Output'\n";
+        assert_eq!(marker_prints(echoed, START_TEST_OUTPUT), 2);
+    }
+}
