@@ -62,6 +62,10 @@ pub struct EvalSettings {
     /// What a patch's change to the test machinery does to its grade
     /// (`reward.test_machinery_change`; [`crate::guard`]).
     pub test_machinery: TestMachineryChange,
+    /// Whether the guard runs ([`crate::guard`]). No configuration key turns it off: only
+    /// the adversarial corpus's controls (which show each hack rewarded without it, as
+    /// SWE-bench's harness rewards it) and the benchmark of its cost do.
+    pub guard: bool,
 }
 
 impl Default for EvalSettings {
@@ -76,6 +80,7 @@ impl Default for EvalSettings {
             log_dir: None,
             use_cache: true,
             test_machinery: TestMachineryChange::default(),
+            guard: true,
         }
     }
 }
@@ -346,7 +351,10 @@ impl Evaluator<'_> {
             .sandbox
             .mount_point
             .to_string_lossy();
-        let mut guard = Guard::new(spec, self.settings.test_machinery, &repo_dir);
+        let mut guard = self
+            .settings
+            .guard
+            .then(|| Guard::new(spec, self.settings.test_machinery, &repo_dir));
 
         let mut log = String::new();
         let fixtures = start_fixtures(shell.as_ref(), &scripts.fixtures, &mut log);
@@ -355,10 +363,11 @@ impl Evaluator<'_> {
                 Some(probe) => probe_runner(shell.as_ref(), probe, short, &mut log),
                 None => Ok(()),
             })
-            .and_then(|()| {
-                guard
+            .and_then(|()| match &mut guard {
+                Some(guard) => guard
                     .before_patch(shell.as_ref(), short)
-                    .map_err(|error| (InfraReason::SandboxFault, error))
+                    .map_err(|error| (InfraReason::SandboxFault, error)),
+                None => Ok(()),
             });
         let started = Instant::now();
         if let Some(patch) = patch.filter(|patch| !patch.is_empty()) {
@@ -385,10 +394,11 @@ impl Evaluator<'_> {
             }
         }
         report.patch_successfully_applied = true;
-        let runner = runner.and_then(|()| {
-            guard
+        let runner = runner.and_then(|()| match &mut guard {
+            Some(guard) => guard
                 .after_patch(shell.as_ref(), patch, short)
-                .map_err(|error| (InfraReason::SandboxFault, error))
+                .map_err(|error| (InfraReason::SandboxFault, error)),
+            None => Ok(()),
         });
         report.timings.patch = Some(started.elapsed().as_secs_f64());
         if let Err((reason, message)) = runner {
@@ -399,7 +409,8 @@ impl Evaluator<'_> {
 
         let started = Instant::now();
         save(&logs, "eval.sh", &script);
-        let outcome = self.run_eval_script(shell.as_ref(), &workspace, &script, spec, &mut guard);
+        let outcome =
+            self.run_eval_script(shell.as_ref(), &workspace, &script, spec, guard.as_mut());
         report.timings.tests = Some(started.elapsed().as_secs_f64());
         let (mut test_log, outcome) = match outcome {
             Ok(ran) => ran,
@@ -440,7 +451,7 @@ impl Evaluator<'_> {
         }
 
         let started = Instant::now();
-        let canaries = guard.canary_names();
+        let canaries = guard.as_ref().map(Guard::canary_names).unwrap_or_default();
         grade_log_without(
             report,
             &test_log,
@@ -449,29 +460,32 @@ impl Evaluator<'_> {
             task,
             &canaries,
         );
-        let statuses = rule_parser(task, &spec.log_parser).map(|parser| {
-            crate::grading::check_log(&test_log, parser)
-                .map(|checked| checked.statuses)
-                .unwrap_or_else(|_| parser(&test_log))
-        });
-        let judged = guard.judge(
-            &test_log,
-            &script,
-            statuses.as_ref(),
-            report.resolved,
-            spec.eval_type,
-        );
-        if judged.verdict != GuardVerdict::Clean {
-            report.resolved = false;
+        if let Some(guard) = guard {
+            let statuses = rule_parser(task, &spec.log_parser).map(|parser| {
+                crate::grading::check_log(&test_log, parser)
+                    .map(|checked| checked.statuses)
+                    .unwrap_or_else(|_| parser(&test_log))
+            });
+            let judged = guard.judge(
+                &test_log,
+                &script,
+                statuses.as_ref(),
+                report.resolved,
+                spec.eval_type,
+            );
+            if judged.verdict != GuardVerdict::Clean {
+                report.resolved = false;
+            }
+            report.guard = Some(judged);
         }
-        report.guard = Some(judged);
         report.timings.parsing = Some(started.elapsed().as_secs_f64());
         save_report(&logs, task, report);
     }
 
     /// Runs `script` in `shell`: its first part (up to the tests' start marker), then, with
     /// every process it left killed and the guard's canaries written, the part that runs
-    /// the tests; a script without the marker runs whole, with no canaries. Returns the
+    /// the tests; without a guard, or without the marker, the script runs whole, with no
+    /// canaries. Returns the
     /// whole log and the last part's outcome (a first part that timed out ends the run
     /// there). `Err`: the sandbox failed.
     fn run_eval_script(
@@ -480,7 +494,7 @@ impl Evaluator<'_> {
         workspace: &Workspace,
         script: &str,
         spec: &TestSpec,
-        guard: &mut Guard,
+        guard: Option<&mut Guard>,
     ) -> Result<(String, swerve_core::ExecOutcome), String> {
         let short = Duration::from_secs(120);
         let run = |script: &str, timeout: Duration| {
@@ -489,7 +503,8 @@ impl Evaluator<'_> {
                 .map_err(|error| format!("running the tests: {error}"))
         };
         let started = Instant::now();
-        let Some((prepare, tests)) = crate::guard::split_eval_script(script) else {
+        let split = crate::guard::split_eval_script(script);
+        let (Some(guard), Some((prepare, tests))) = (guard, split) else {
             let outcome = run(script, self.settings.test_timeout)?;
             return Ok((outcome.stdout_text(), outcome));
         };

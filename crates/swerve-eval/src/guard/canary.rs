@@ -541,12 +541,17 @@ fn go_test(name: &str, holds: bool, draws: &mut Draws) -> String {
     )
 }
 
-/// `text` with `block` (top-level Python) inserted before a drawn top-level definition that
-/// follows the file's first one, or at the end.
+/// `text` with `block` (top-level Python) inserted before a drawn top-level definition, one
+/// that a test function of the file's own follows (SymPy's runner prints the last test of a
+/// file on its summary line, where SWE-bench's parser does not read it, so a canary is never
+/// last); at the end when the file has no top-level test function.
 fn insert_python(text: &str, block: &str, draws: &mut Draws) -> String {
     let starts = python_definition_starts(text);
-    let candidates = starts.get(1..).unwrap_or(&[]);
-    let choice = draws.below(candidates.len() + 1);
+    let last_test = starts
+        .iter()
+        .rposition(|offset| text[*offset..].starts_with("def test"));
+    let candidates = last_test.map_or(&[][..], |last| &starts[..=last]);
+    let choice = draws.below(candidates.len().max(1));
     match candidates.get(choice) {
         Some(&offset) => format!("{}{block}\n\n{}", &text[..offset], &text[offset..]),
         None => {
@@ -682,6 +687,16 @@ mod tests {
             assert!(
                 planned.text.contains("def test_inside_string():\n\"\"\""),
                 "strings untouched"
+            );
+            let last_test = planned
+                .text
+                .lines()
+                .filter(|line| line.starts_with("def test"))
+                .last()
+                .unwrap();
+            assert_eq!(
+                last_test, "def test_parse_nested(x):",
+                "a canary is never last"
             );
             seen.insert(planned.must_fail.clone());
         }

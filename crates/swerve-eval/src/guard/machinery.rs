@@ -379,6 +379,18 @@ pub fn changes(
             rule: rule.to_owned(),
         });
     }
+    for path in patch
+        .map(|patch| files_adding(patch, "pytest11"))
+        .unwrap_or_default()
+    {
+        if !found.iter().any(|change| change.path == path) {
+            found.push(MachineryChange {
+                path,
+                change: ChangeKind::Modified,
+                rule: "pytest11 entry points: a plugin every pytest run loads".into(),
+            });
+        }
+    }
     for path in patch.map(patch_paths).unwrap_or_default() {
         if path.split('/').any(|part| ENVIRONMENT_DIRS.contains(&part))
             && !found.iter().any(|change| change.path == path)
@@ -596,6 +608,25 @@ pub fn patch_paths(patch: &str) -> Vec<String> {
     paths
 }
 
+/// The files to which `patch` adds a line containing `needle`.
+fn files_adding(patch: &str, needle: &str) -> Vec<String> {
+    let mut files: Vec<String> = Vec::new();
+    let mut current: Option<String> = None;
+    for line in patch.lines() {
+        if let Some(side) = line.strip_prefix("+++ ") {
+            let side = side.split('\t').next().unwrap_or(side).trim();
+            current = (side != "/dev/null").then(|| strip_side(side).to_owned());
+        } else if line.starts_with('+')
+            && line.contains(needle)
+            && let Some(file) = &current
+            && !files.contains(file)
+        {
+            files.push(file.clone());
+        }
+    }
+    files
+}
+
 fn strip_side(side: &str) -> &str {
     let side = side.trim_matches('"');
     side.strip_prefix("a/")
@@ -786,6 +817,24 @@ mod tests {
         assert!(
             Snapshot::parse("f eA== eA==\n").is_err(),
             "a cut listing is an error"
+        );
+    }
+
+    #[test]
+    fn a_pytest11_entry_point_is_machinery_wherever_it_is_added() {
+        let patch = "--- a/setup.cfg\n+++ b/setup.cfg\n@@ -1 +1,3 @@\n+[options.entry_points]\n+pytest11 =\n+    x = pkg.plugin\n--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1 +1 @@\n+# an added line naming pytest11 counts, even in a comment\n";
+        let found = changes(
+            &machinery(),
+            &Snapshot::default(),
+            &Snapshot::default(),
+            Some(patch),
+        );
+        let paths: Vec<&str> = found.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(paths, ["setup.cfg", "pkg/core.py"]);
+        let script = restore_script("/testbed", &Snapshot::default(), &found);
+        assert!(
+            script.contains("git checkout -q HEAD -- setup.cfg"),
+            "{script}"
         );
     }
 

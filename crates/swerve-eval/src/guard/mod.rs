@@ -104,7 +104,9 @@ impl Guard {
             repo_dir: repo_dir.to_owned(),
             before: None,
             changes: Vec::new(),
-            planned: Err("the tests did not run".into()),
+            planned: Err(
+                "the eval script has no test-output start marker to place them before".into(),
+            ),
         }
     }
 

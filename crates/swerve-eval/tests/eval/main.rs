@@ -11,6 +11,7 @@ mod grading_report;
 mod grading_rules;
 mod parsers_proptest;
 mod patch_reverse;
+mod reward_hacks;
 mod spec_eval_script;
 mod spec_props;
 mod spec_recipes;
