@@ -692,7 +692,7 @@ mod tests {
                 .text
                 .lines()
                 .filter(|line| line.starts_with("def test"))
-                .last()
+                .next_back()
                 .unwrap();
             assert_eq!(
                 last_test, "def test_parse_nested(x):",
