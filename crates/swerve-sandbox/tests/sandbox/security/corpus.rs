@@ -150,9 +150,13 @@ fn proc_self_exe_cannot_be_opened_for_writing() {
 }
 
 /// Threat: CVE-2019-5736's other half: reaching the sandbox's PID 1 (a host binary, swerve's
-/// init) through `/proc/1/exe`, to open it and rewrite it once it exits. Anchor: PID 1 is not
-/// dumpable (its `/proc` entries belong to the host's ids). Verdict: `EACCES` for `readlink`,
-/// read and write; the host's binary unchanged.
+/// init) through `/proc/1/exe`, to open it and rewrite it once it exits. Anchor: as root, PID 1
+/// is not dumpable (it changed ids entering the sandbox, so its `/proc` entries belong to host
+/// root): `EACCES` for `readlink`, read, write, `O_PATH` and `map_files`. As `nobody` PID 1
+/// keeps the invoking user's id and stays dumpable, so `readlink` and read succeed (see
+/// `docs/security.md`, "What is not isolated"); writing still fails (`EACCES` for a binary the
+/// user cannot write, `ETXTBSY` while it runs) and the sandbox dies with PID 1, so no write
+/// can follow its exit. Verdict: the host's binary unchanged in every mode.
 #[test]
 fn the_init_binary_is_out_of_reach_through_proc_1_exe() {
     let (workspace, _fixture) = sandbox();
@@ -166,25 +170,41 @@ fn the_init_binary_is_out_of_reach_through_proc_1_exe() {
          attempt('path', lambda: os.open('/proc/1/exe', os.O_PATH))\n\
          attempt('map_files', lambda: os.listdir('/proc/1/map_files'))",
     );
-    assert_errnos(
-        &outcome,
-        &[
-            ("readlink", libc::EACCES),
-            ("read", libc::EACCES),
-            ("write", libc::EACCES),
-            ("path", libc::EACCES),
-            ("map_files", libc::EACCES),
-        ],
-    );
+    if nix::unistd::Uid::effective().is_root() {
+        assert_errnos(
+            &outcome,
+            &[
+                ("readlink", libc::EACCES),
+                ("read", libc::EACCES),
+                ("write", libc::EACCES),
+                ("path", libc::EACCES),
+                ("map_files", libc::EACCES),
+            ],
+        );
+    } else {
+        eprintln!("as nobody PID 1 is dumpable: /proc/1/exe is readable (docs/security.md)");
+        let write = &answers(&outcome)["write"];
+        assert!(
+            [libc::EACCES, libc::ETXTBSY]
+                .map(|errno| errno.to_string())
+                .contains(write),
+            "write: {write}"
+        );
+    }
     assert_eq!(
         std::fs::metadata(&binary).unwrap().modified().unwrap(),
         before
     );
 }
 
-/// Threat: taking over the sandbox's PID 1 (which holds the channel to the host) with
-/// `ptrace` or `process_vm_writev`. Anchor: PID 1 is not dumpable and the capabilities that
-/// would override that (`CAP_SYS_PTRACE`) are dropped. Verdict: `EPERM`.
+/// Threat: taking over the sandbox's PID 1 (which holds the channel to the host and outlives
+/// every command) with `ptrace`, `process_vm_writev` or `/proc/1/mem`, to forge later
+/// commands' results. Anchor: as root, PID 1 is not dumpable (it changed ids entering the
+/// sandbox) and `CAP_SYS_PTRACE` is dropped. Verdict as root: `EPERM` (`EACCES` for
+/// `/proc/1/mem`). **Does not hold as `nobody`**: PID 1 keeps the invoking user's id, stays
+/// dumpable, and a command of the same id may trace it (a known hole, in
+/// `docs/security.md`); the test then checks that this is still the case, so that a fix
+/// makes it fail and be made strict.
 #[test]
 fn the_sandbox_init_cannot_be_traced_or_written() {
     let (workspace, _fixture) = sandbox();
@@ -203,16 +223,27 @@ fn the_sandbox_init_cannot_be_traced_or_written() {
          call('vm_read', 310, 1, iov, 1, iov, 1, 0)\n\
          attempt('mem', lambda: os.open('/proc/1/mem', os.O_RDWR))",
     );
-    assert_errnos(
-        &outcome,
-        &[
-            ("seize", libc::EPERM),
-            ("attach", libc::EPERM),
-            ("vm_write", libc::EPERM),
-            ("vm_read", libc::EPERM),
-            ("mem", libc::EACCES),
-        ],
-    );
+    if nix::unistd::Uid::effective().is_root() {
+        assert_errnos(
+            &outcome,
+            &[
+                ("seize", libc::EPERM),
+                ("attach", libc::EPERM),
+                ("vm_write", libc::EPERM),
+                ("vm_read", libc::EPERM),
+                ("mem", libc::EACCES),
+            ],
+        );
+    } else {
+        eprintln!(
+            "KNOWN HOLE as nobody: PID 1 is dumpable and can be traced by commands (docs/security.md)"
+        );
+        assert_eq!(
+            answers(&outcome).get("seize").map(String::as_str),
+            Some("ok"),
+            "PID 1 can no longer be traced as nobody: make this case strict in every mode"
+        );
+    }
 }
 
 // --- overlayfs (CVE-2021-3493, CVE-2023-0386): privileges through copy-up and xattrs ---
@@ -726,8 +757,10 @@ fn the_keyring_files_are_masked() {
 // --- namespaces ---
 
 /// Threat: joining another namespace through a `/proc/<pid>/ns` file (the sandbox's PID 1's,
-/// its own), with `setns` or `nsenter`. Anchor: seccomp allowlist (`setns`), and PID 1's
-/// files belong to the host's ids. Verdict: `EACCES` opening PID 1's, `EPERM` for `setns`.
+/// its own), with `setns` or `nsenter`. Anchor: seccomp allowlist (`setns`); as root PID 1's
+/// files also belong to host root. Verdict: `EPERM` for `setns` in every mode; as root
+/// `EACCES` opening PID 1's files (as `nobody` they open: PID 1 is dumpable there, and they
+/// name the sandbox's own namespaces).
 #[test]
 fn setns_into_namespace_files_is_refused() {
     let (workspace, _fixture) = sandbox();
@@ -745,7 +778,9 @@ fn setns_into_namespace_files_is_refused() {
         .map(|ns| (format!("open_1_{ns}"), format!("setns_{ns}")))
         .collect();
     for (open, setns) in &names {
-        expected.push((open.as_str(), libc::EACCES));
+        if nix::unistd::Uid::effective().is_root() {
+            expected.push((open.as_str(), libc::EACCES));
+        }
         expected.push((setns.as_str(), libc::EPERM));
     }
     assert_errnos(&outcome, &expected);

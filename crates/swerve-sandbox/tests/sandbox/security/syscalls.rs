@@ -71,7 +71,7 @@ macro_rules! corpus {
 }
 
 corpus! {
-    acct_is_refused: "acct" libc::SYS_acct, "(b'/nonexistent-swerve/acct',)" => EPERM, Any;
+    acct_is_refused: "acct" libc::SYS_acct, "(b'/nonexistent-swerve/acct',)" => EPERM, Root;
         threat "process accounting written to a file of the model's choosing"; anchor "seccomp allowlist";
     add_key_is_refused: "add_key" libc::SYS_add_key, "(None, None, None, 0, 0)" => EPERM, Any;
         threat "the kernel keyring (shared by every process of a user; keys of the host)"; anchor "seccomp allowlist";
