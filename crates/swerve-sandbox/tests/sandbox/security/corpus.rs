@@ -826,7 +826,9 @@ fn a_bind_mount_is_refused() {
 
 /// Threat: remounting a read-only directory (`/usr`, `/etc`) read-write. Anchor: seccomp
 /// allowlist (`mount`), and the read-only flag locked by the user namespace. Verdict: the
-/// remount fails and writes still get `EROFS`.
+/// remount fails and writes still get `EROFS`. In an image's root `/usr` and `/etc` are the
+/// image's, writable into the workspace's own layer: there the remount still fails and
+/// nothing reaches the host's `/usr`.
 #[test]
 fn read_only_directories_cannot_be_remounted_writable() {
     let (workspace, _fixture) = sandbox();
@@ -837,9 +839,12 @@ fn read_only_directories_cannot_be_remounted_writable() {
     );
     let stdout = outcome.stdout_text();
     assert_eq!(stdout.matches("permission denied").count(), 2, "{stdout}");
-    assert!(stdout.contains("/usr/swerve-x 30\n"), "{stdout}");
-    assert!(stdout.contains("/etc/swerve-x 30\n"), "{stdout}");
+    if !common::in_image() {
+        assert!(stdout.contains("/usr/swerve-x 30\n"), "{stdout}");
+        assert!(stdout.contains("/etc/swerve-x 30\n"), "{stdout}");
+    }
     assert!(!Path::new("/usr/swerve-x").exists());
+    assert!(!Path::new("/etc/swerve-x").exists());
 }
 
 /// Threat: making the sandbox's mounts shared, so mounts propagate to (or from) the host.
@@ -1243,7 +1248,10 @@ fn a_chroot_escape_ends_at_the_sandbox_root() {
 
 /// Threat: hard links from a writable place to a read-only or host file (so a later write,
 /// or a host-side helper, changes the original). Anchor: every writable directory is its
-/// own mount; the kernel refuses links across mounts. Verdict: `EXDEV`.
+/// own mount; the kernel refuses links across mounts. Verdict: `EXDEV`. In an image's root,
+/// `/usr`, `/testbed` and `HOME` are one overlay (the image's layers under the workspace's
+/// own), so links between them are made, and a write through one copies the file up into the
+/// workspace's layer: the case then checks the image's layer on the host is unchanged.
 #[test]
 fn hard_links_across_mounts_are_refused() {
     let (workspace, _fixture) = sandbox();
@@ -1253,14 +1261,39 @@ fn hard_links_across_mounts_are_refused() {
          attempt('usr_to_repo', lambda: os.link(os.path.realpath(sys.executable), '/testbed/python'))\n\
          attempt('repo_to_home', lambda: os.link('/testbed/a.txt', os.path.expanduser('~/a.txt')))",
     );
-    assert_errnos(
-        &outcome,
-        &[
-            ("etc_to_tmp", libc::EXDEV),
-            ("usr_to_repo", libc::EXDEV),
-            ("repo_to_home", libc::EXDEV),
-        ],
-    );
+    if !common::in_image() {
+        assert_errnos(
+            &outcome,
+            &[
+                ("etc_to_tmp", libc::EXDEV),
+                ("usr_to_repo", libc::EXDEV),
+                ("repo_to_home", libc::EXDEV),
+            ],
+        );
+        return;
+    }
+    assert_errnos(&outcome, &[("etc_to_tmp", libc::EXDEV)]);
+    // Write through the link to the image's Python: the image's layer must not change.
+    let python = super::run(&workspace, "readlink -f \"$(command -v python3)\"")
+        .stdout_text()
+        .trim()
+        .to_owned();
+    let layers = std::env::var("SWERVE_TEST_IMAGE_LAYERS").unwrap();
+    let in_layers: Vec<(PathBuf, u64)> = layers
+        .split(':')
+        .map(|layer| Path::new(layer).join(python.trim_start_matches('/')))
+        .filter_map(|path| Some((path.clone(), std::fs::metadata(&path).ok()?.len())))
+        .collect();
+    assert!(!in_layers.is_empty(), "{python} is in no layer");
+    super::run(&workspace, "echo appended >> /testbed/python");
+    for (path, len) in in_layers {
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            len,
+            "{}",
+            path.display()
+        );
+    }
 }
 
 /// Threat: a symlink in the repository toward a host file (a key), hoping the host-side
