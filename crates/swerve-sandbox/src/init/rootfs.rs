@@ -183,7 +183,7 @@ pub(crate) fn build_and_pivot(spec: &InitSpec, sources: &HostSources) -> Result<
     if !spec.hosts.is_empty() {
         add_hosts(root, spec)?;
     }
-    let tmp_size = format!("size={},mode=1777", spec.tmp_bytes);
+    let tmp_size = scratch_options(spec.tmp_bytes);
     for scratch in ["tmp", "run"] {
         let target = root.join(scratch);
         mkdir(&target)?;
@@ -571,7 +571,22 @@ fn build_dev(root: &Path) -> Result<(), String> {
         &shm,
         Some("tmpfs"),
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-        Some("size=64m,mode=1777"),
+        Some(&scratch_options(SHM_BYTES)),
+    )
+}
+
+/// The size of the sandbox's `/dev/shm`.
+const SHM_BYTES: u64 = 64 << 20;
+
+/// Mount options of a scratch tmpfs (`/tmp`, `/run`, `/dev/shm`) of `size` bytes: world
+/// writable with the sticky bit, and at most one inode per KiB of its size. A tmpfs's
+/// default inode count is half the machine's memory pages, and empty files take no space:
+/// without the bound an inode bomb (millions of empty files) spends the host's kernel memory
+/// wherever no memory cgroup charges it (unprivileged runs without a writable cgroup).
+fn scratch_options(size: u64) -> String {
+    format!(
+        "size={size},nr_inodes={},mode=1777",
+        (size / 1024).max(1024)
     )
 }
 

@@ -1,4 +1,11 @@
 //! Real security tests: each runs real processes in a real sandbox and checks from the host.
+//!
+//! This file holds the first tests, one per row of `docs/security.md`'s defences; `corpus`
+//! and `syscalls` hold the adversarial corpus, one named case per attack.
+
+mod corpus;
+#[cfg(target_arch = "x86_64")]
+mod syscalls;
 
 use crate::common;
 
@@ -557,25 +564,40 @@ fn kernel_modules_devices_and_the_kernel_log_are_out_of_reach() {
 }
 
 /// Makes each system call of `calls` (`name number args`, one per line; `args` a Python
-/// tuple, `FDCWD` standing for `AT_FDCWD` and `BUF` for a zeroed 120-byte buffer) with
-/// `syscall(2)` in the sandbox, and returns each name's result and `errno`.
+/// tuple, `FDCWD` standing for `AT_FDCWD`, `BUF` for a zeroed 120-byte buffer and `IOV` for
+/// one `iovec` of 64 bytes) with `syscall(2)` in the sandbox, and returns each name's result
+/// and `errno`.
 fn raw_syscalls(workspace: &Workspace, calls: &str) -> BTreeMap<String, (i64, i32)> {
-    let script = format!(
-        "import ctypes\n\
+    let outcome = run(
+        workspace,
+        &format!(
+            "cat > /tmp/calls.py <<'EOF'\n{}EOF\npython3 /tmp/calls.py",
+            syscall_script(calls)
+        ),
+    );
+    syscall_results(calls, &outcome.stdout_text(), &outcome.stderr_text())
+}
+
+/// The Python program [`raw_syscalls`] runs: each call of `calls`, in order, in one process.
+fn syscall_script(calls: &str) -> String {
+    format!(
+        "import ctypes, os\n\
          libc = ctypes.CDLL(None, use_errno=True)\n\
          libc.syscall.restype = ctypes.c_long\n\
          FDCWD, BUF = -100, ctypes.create_string_buffer(120)\n\
+         SCRATCH = ctypes.create_string_buffer(64)\n\
+         IOV = (ctypes.c_void_p * 2)(ctypes.addressof(SCRATCH), 64)\n\
          for line in '''{calls}'''.strip().splitlines():\n\
          \x20   name, number, args = line.split(None, 2)\n\
          \x20   args = [ctypes.c_long(a) if isinstance(a, int) else a for a in eval(args)]\n\
          \x20   ctypes.set_errno(0)\n\
-         \x20   print(name, libc.syscall(ctypes.c_long(int(number)), *args), ctypes.get_errno())\n"
-    );
-    let outcome = run(
-        workspace,
-        &format!("cat > /tmp/calls.py <<'EOF'\n{script}EOF\npython3 /tmp/calls.py"),
-    );
-    let stdout = outcome.stdout_text();
+         \x20   print(name, libc.syscall(ctypes.c_long(int(number)), *args), ctypes.get_errno(), flush=True)\n"
+    )
+}
+
+/// Each name's result and `errno` from the output of [`syscall_script`]; every call of
+/// `calls` must have answered.
+fn syscall_results(calls: &str, stdout: &str, stderr: &str) -> BTreeMap<String, (i64, i32)> {
     let results: BTreeMap<String, (i64, i32)> = stdout
         .lines()
         .filter_map(|line| {
@@ -590,8 +612,7 @@ fn raw_syscalls(workspace: &Workspace, calls: &str) -> BTreeMap<String, (i64, i3
     assert_eq!(
         results.len(),
         calls.trim().lines().count(),
-        "{stdout}{}",
-        outcome.stderr_text()
+        "{stdout}{stderr}"
     );
     results
 }
