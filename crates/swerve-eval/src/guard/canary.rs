@@ -691,8 +691,7 @@ mod tests {
             let last_test = planned
                 .text
                 .lines()
-                .filter(|line| line.starts_with("def test"))
-                .next_back()
+                .rfind(|line| line.starts_with("def test"))
                 .unwrap();
             assert_eq!(
                 last_test, "def test_parse_nested(x):",
