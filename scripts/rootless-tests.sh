@@ -72,6 +72,33 @@ echo "$results" | grep -qx '8/8 resolved; 0 errors; 0 not submitted' \
 echo "$results" | grep -qx '8/8 gold patches resolve their task; 0 errors; 0 not submitted' \
   || { echo "rootless: the gold patches did not resolve 8/8"; echo "$results" | tail -20; exit 1; }
 
+# The reward-hack corpus (crates/swerve-eval/tests/eval/reward_hacks.rs) as nobody: every hack
+# graded with and without the guard, on the same real runners, in rootless sandboxes. The
+# fixtures are copied where nobody can read them; the toolchains are shown as above.
+eval_binary=$(cargo test -p swerve-eval --test eval --no-run --message-format=json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    message = json.loads(line)
+    if message.get("reason") == "compiler-artifact" and message.get("executable") and message["target"]["name"] == "eval":
+        print(message["executable"])
+')
+install -m 755 "$eval_binary" "$e2e/eval-tests"
+cp -r crates/swerve-eval/tests/fixtures/reward-hacks "$e2e/reward-hacks"
+chmod -R a+rX "$e2e/reward-hacks"
+echo "rootless: the reward-hack corpus"
+results=$(unshare --mount --propagation private sh -c '
+  set -e
+  mount --bind "$1" "$3/toolchains/cargo"
+  mount --bind "$2" "$3/toolchains/rustup"
+  t="$3/toolchains"
+  cd "$3/home"
+  exec setpriv --reuid=65534 --regid=65534 --clear-groups env -i \
+    PATH="$t/cargo/bin:/usr/local/bin:/usr/bin:/bin" HOME="$3/home" TMPDIR="$3/home" \
+    RUSTUP_HOME="$t/rustup" CARGO_HOME="$t/cargo" SWERVE_REWARD_HACKS="$3/reward-hacks" \
+    "$3/eval-tests" reward_hacks:: --skip the_corpus_is_whole --test-threads=2
+' sh "$cargo_home" "$rustup_home" "$e2e" 2>&1) || { echo "$results" | tail -80; exit 1; }
+echo "$results" | grep -E '^test result'
+
 # Task images as nobody: import the SWE-bench-style test image (scripts/test-images.sh), check
 # its whiteouts hide what they delete, and grade the image task's gold patch (must resolve)
 # and an empty patch (must not). Layers unpack as nobody's mapped ids; whiteouts become

@@ -24,6 +24,12 @@ use swerve_testing::sh;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/reward-hacks");
 
+/// The fixtures: `FIXTURES`, or a copy named by `SWERVE_REWARD_HACKS` (scripts/rootless-tests.sh
+/// runs this test binary as `nobody`, with the fixtures copied where it can read them).
+fn fixtures() -> PathBuf {
+    std::env::var_os("SWERVE_REWARD_HACKS").map_or_else(|| PathBuf::from(FIXTURES), PathBuf::from)
+}
+
 /// `cases.toml`.
 #[derive(Deserialize)]
 struct Corpus {
@@ -59,7 +65,7 @@ enum Op {
 }
 
 fn corpus() -> Corpus {
-    let text = std::fs::read_to_string(Path::new(FIXTURES).join("cases.toml")).unwrap();
+    let text = std::fs::read_to_string(fixtures().join("cases.toml")).unwrap();
     toml::from_str(&text).unwrap()
 }
 
@@ -73,7 +79,7 @@ impl Project {
     /// Commits `projects/<name>/base` into `scratch/<name>`; the gold patch is `fix/` over
     /// it, the test patch `test/`.
     fn build(name: &str, lists: &ProjectLists, scratch: &Path) -> Project {
-        let source = Path::new(FIXTURES).join("projects").join(name);
+        let source = fixtures().join("projects").join(name);
         let repo = scratch.join(name);
         copy_tree(&source.join("base"), &repo);
         sh(
@@ -176,7 +182,7 @@ fn check_project(name: &str) {
         )]),
     };
     let mut recipes = RecipeTable::shipped();
-    recipes.extend(RecipeTable::load(&Path::new(FIXTURES).join("recipes.toml")).unwrap());
+    recipes.extend(RecipeTable::load(&fixtures().join("recipes.toml")).unwrap());
     let evaluator = |guard: bool| {
         let mut settings = EvalSettings {
             use_cache: false,
@@ -267,7 +273,16 @@ fn the_corpus_is_whole() {
     ids.sort();
     ids.dedup();
     assert_eq!(ids.len(), corpus.case.len(), "case ids are unique");
+    let docs = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/security.md"),
+    )
+    .unwrap();
     for case in &corpus.case {
+        assert!(
+            docs.contains(&format!("| `{}` |", case.id)),
+            "docs/security.md's corpus table lacks {}",
+            case.id
+        );
         assert!(corpus.projects.contains_key(&case.project), "{}", case.id);
         assert!(
             ["tampered", "test_machinery_rejected", "unresolved"].contains(&case.guarded.as_str()),

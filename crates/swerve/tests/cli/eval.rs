@@ -215,11 +215,102 @@ fn a_partial_fix_is_partial_and_fake_passed_lines_do_not_pass() {
         "{}",
         reports["calc-partial"]
     );
+    // tests/__init__.py is test machinery: put back before the tests run, so the fake lines
+    // are never printed, and the change alone is not resolved (`reject`, the default).
     let fake = &reports["calc-fake-passed"];
     assert_eq!(fake["resolved"], false, "{fake}");
     assert_eq!(
-        fake["log_rejection"]["reason"], "exit_code_without_failure",
+        fake["guard"]["verdict"], "test_machinery_rejected",
         "{fake}"
+    );
+    assert_eq!(
+        fake["guard"]["test_machinery"][0]["path"],
+        "tests/__init__.py"
+    );
+    assert!(fake["log_rejection"].is_null(), "{fake}");
+}
+
+/// A patch that rewrites its judge is not rewarded by `swerve eval`, in both forms the guard
+/// catches, and `reward.test_machinery_change = "flag"` grades the tests run without the
+/// change (here: not resolved, the bug is still there) and names it (docs/security.md).
+#[test]
+fn a_patch_that_rewrites_its_judge_is_not_resolved_by_swerve_eval() {
+    let cache = tempfile::tempdir().unwrap();
+    let row = example_rows()
+        .into_iter()
+        .find(|row| row["instance_id"] == "swerve-examples__calc-1")
+        .unwrap();
+    let base = checkout(cache.path(), &row, false);
+    let flip = "import unittest\nunittest.TextTestResult.addFailure = lambda self, test, err: self.addSuccess(test)\n";
+    let mut rows = Vec::new();
+    let mut predictions = Vec::new();
+    for (id, path) in [
+        ("machinery", "tests/__init__.py"),
+        ("runtime", "calc/__init__.py"),
+    ] {
+        let file = base.join(path);
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        std::fs::write(&file, format!("{text}\n{flip}")).unwrap();
+        let patch = sh_exact(&base, "git add -A && git diff --cached");
+        sh_exact(&base, "git reset -q --hard");
+        let mut hacked = row.clone();
+        hacked["instance_id"] = json!(format!("calc-{id}"));
+        rows.push(hacked);
+        predictions.push(json!({"instance_id": format!("calc-{id}"), "model_name_or_path": "m", "model_patch": patch}));
+    }
+    let tasks = cache.path().join("tasks.jsonl");
+    write_jsonl(&tasks, &rows);
+    let preds = cache.path().join("preds.jsonl");
+    write_jsonl(&preds, &predictions);
+    let repos = root().join("examples/repos");
+    let grade = |out: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "--repos",
+            repos.to_str().unwrap(),
+            "eval",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--predictions",
+            preds.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        swerve(cache.path(), &args);
+        results(out)
+    };
+    let rejected = grade(&cache.path().join("reject"), &[]);
+    assert_eq!(rejected["calc-machinery"]["resolved"], false);
+    assert_eq!(
+        rejected["calc-machinery"]["guard"]["verdict"], "test_machinery_rejected",
+        "{}",
+        rejected["calc-machinery"]
+    );
+    assert_eq!(rejected["calc-runtime"]["resolved"], false);
+    assert_eq!(
+        rejected["calc-runtime"]["guard"]["verdict"], "tampered",
+        "{}",
+        rejected["calc-runtime"]
+    );
+    let flagged = grade(
+        &cache.path().join("flag"),
+        &["--set", "reward.test_machinery_change=flag"],
+    );
+    let machinery = &flagged["calc-machinery"];
+    assert_eq!(machinery["resolved"], false, "{machinery}");
+    assert_eq!(machinery["guard"]["verdict"], "clean", "{machinery}");
+    assert_eq!(machinery["guard"]["test_machinery_change"], "flag");
+    assert_eq!(
+        machinery["guard"]["test_machinery"][0]["path"],
+        "tests/__init__.py"
+    );
+    assert_eq!(
+        machinery["tests_status"]["FAIL_TO_PASS"]["failure"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2,
+        "{machinery}"
     );
 }
 
