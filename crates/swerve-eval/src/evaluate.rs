@@ -28,7 +28,7 @@ use crate::apply::{apply_patch, write_file};
 use crate::fixtures::{Fixtures, StartError};
 use crate::grading::{LogRejection, check_log, grade};
 use crate::guard::canary::Draws;
-use crate::guard::{Guard, GuardVerdict};
+use crate::guard::{Guard, GuardReport, GuardVerdict};
 use crate::prepare::{FIXTURES_START_TIMEOUT, PreparedTask, ResolvedTask, TaskEnvironments};
 use crate::report::{ErrorClass, InfraReason, InstanceReport};
 use crate::rule::{self, RewardRule};
@@ -451,33 +451,15 @@ impl Evaluator<'_> {
         }
 
         let started = Instant::now();
-        let canaries = guard.as_ref().map(Guard::canary_names).unwrap_or_default();
-        grade_log_without(
+        report.guard = guard.map(Guard::into_report);
+        grade_guarded(
             report,
             &test_log,
             &spec.log_parser,
             spec.eval_type,
             task,
-            &canaries,
+            Some(&script),
         );
-        if let Some(guard) = guard {
-            let statuses = rule_parser(task, &spec.log_parser).map(|parser| {
-                crate::grading::check_log(&test_log, parser)
-                    .map(|checked| checked.statuses)
-                    .unwrap_or_else(|_| parser(&test_log))
-            });
-            let judged = guard.judge(
-                &test_log,
-                &script,
-                statuses.as_ref(),
-                report.resolved,
-                spec.eval_type,
-            );
-            if judged.verdict != GuardVerdict::Clean {
-                report.resolved = false;
-            }
-            report.guard = Some(judged);
-        }
         report.timings.parsing = Some(started.elapsed().as_secs_f64());
         save_report(&logs, task, report);
     }
@@ -664,6 +646,40 @@ pub fn grade_log(
     task: &Task,
 ) {
     grade_log_without(report, log, log_parser, eval_type, task, &[]);
+}
+
+/// Grades `log` into `report` as an evaluation does, under the guard `report.guard` holds
+/// (none: as [`grade_log`]): its canaries are left out of the grade, then judged with the
+/// markers against `script` (the eval script that printed the log, when known), and an
+/// instance the guard does not pass is not resolved. Evaluations grade through it, and so
+/// does `swerve eval --regrade`, whose saved reports keep the guard's findings (a saved
+/// tampered or rejected instance stays so).
+pub fn grade_guarded(
+    report: &mut InstanceReport,
+    log: &str,
+    log_parser: &str,
+    eval_type: EvalType,
+    task: &Task,
+    script: Option<&str>,
+) {
+    let canaries = report
+        .guard
+        .as_ref()
+        .map(GuardReport::canary_names)
+        .unwrap_or_default();
+    grade_log_without(report, log, log_parser, eval_type, task, &canaries);
+    let Some(guard) = report.guard.as_mut() else {
+        return;
+    };
+    let statuses = rule_parser(task, log_parser).map(|parser| {
+        check_log(log, parser)
+            .map(|checked| checked.statuses)
+            .unwrap_or_else(|_| parser(log))
+    });
+    guard.judge(log, script, statuses.as_ref(), report.resolved, eval_type);
+    if guard.verdict != GuardVerdict::Clean {
+        report.resolved = false;
+    }
 }
 
 /// The parser the rule of `task` reads its log with (`log_parser` for SWE-bench's rule;

@@ -3,7 +3,10 @@
 //! For each task: `Evaluator::evaluate` of its gold patch (no result cache), split into
 //! phases from the report, and, as the anchor, the task's test command run directly on a
 //! host checkout with the test and gold patches applied. swerve's overhead is the
-//! difference. Also a cold environment build (a Python venv) beside a cached one.
+//! difference. The same evaluations with the guard off (`EvalSettings::guard`: the test-file
+//! reset alone, no machinery snapshots, no canaries, the eval script in one part), rounds
+//! interleaved, give the guard's cost. Also a cold environment build (a Python venv) beside a
+//! cached one.
 //! Run with `cargo bench -p swerve-cli --bench eval`.
 
 use std::path::Path;
@@ -40,11 +43,19 @@ fn main() {
         },
         images: None,
     };
+    let unguarded = Evaluator {
+        settings: EvalSettings {
+            guard: false,
+            ..evaluator.settings.clone()
+        },
+        ..evaluator
+    };
     let tasks = open::tasks(&task_file).unwrap();
     let rounds = 5;
     let mut report = Report::default();
     let mut phase_totals = [0.0f64; 5];
     let mut evaluations = Vec::new();
+    let mut without_guard = Vec::new();
     let mut direct = Vec::new();
     for task in &tasks {
         let gold = task.patch.clone().unwrap();
@@ -74,6 +85,10 @@ fn main() {
             let result = evaluator.evaluate(task, Some(&gold));
             evaluations.push(started.elapsed());
             assert!(result.resolved, "{}: {:?}", task.instance_id, result.error);
+            let started = Instant::now();
+            let plain = unguarded.evaluate(task, Some(&gold));
+            without_guard.push(started.elapsed());
+            assert!(plain.resolved, "{}: {:?}", task.instance_id, plain.error);
             let timings = &result.timings;
             for (total, phase) in phase_totals.iter_mut().zip([
                 timings.workspace,
@@ -96,6 +111,7 @@ fn main() {
         }
     }
     let evaluations = Samples::from(evaluations);
+    let without_guard = Samples::from(without_guard);
     let direct = Samples::from(direct);
     let title = format!(
         "evaluate one bundled task (gold patch; {} tasks × {rounds})",
@@ -106,6 +122,12 @@ fn main() {
         "swerve evaluate (sandbox, apply, eval script, tests, grading)",
         &evaluations,
         None,
+    );
+    report.row(
+        &title,
+        "swerve evaluate with the guard off (the test-file reset alone; anchor)",
+        &without_guard,
+        Some(&evaluations),
     );
     report.row(
         &title,
@@ -133,6 +155,10 @@ fn main() {
     report.note(format!(
         "swerve's overhead beyond the test command (p50 difference): {:.1} ms",
         evaluations.p50_ms() - direct.p50_ms()
+    ));
+    report.note(format!(
+        "the guard's cost per evaluation (p50 difference): {:.1} ms",
+        evaluations.p50_ms() - without_guard.p50_ms()
     ));
 
     let task = &tasks[0];

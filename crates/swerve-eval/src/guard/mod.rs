@@ -211,84 +211,112 @@ impl Guard {
         Ok(())
     }
 
+    /// The guard's findings before the tests' log is judged: the machinery changes, the
+    /// canaries placed (their statuses not yet read), the verdict `clean` until
+    /// [`GuardReport::judge`].
+    pub fn into_report(self) -> GuardReport {
+        let canaries = match self.planned {
+            Ok(planned) => Canaries::Yes {
+                file: planned.file,
+                must_pass: CanaryStatus {
+                    name: planned.must_pass,
+                    status: None,
+                },
+                must_fail: CanaryStatus {
+                    name: planned.must_fail,
+                    status: None,
+                },
+            },
+            Err(reason) => Canaries::No { reason },
+        };
+        GuardReport {
+            verdict: GuardVerdict::Clean,
+            reason: None,
+            test_machinery_change: self.policy,
+            test_machinery: self.changes,
+            canaries,
+        }
+    }
+}
+
+impl GuardReport {
     /// The names of the placed canaries (none when not placed), to leave out of the grade.
     pub fn canary_names(&self) -> Vec<String> {
-        match &self.planned {
-            Ok(planned) => vec![planned.must_pass.clone(), planned.must_fail.clone()],
-            Err(_) => Vec::new(),
+        match &self.canaries {
+            Canaries::Yes {
+                must_pass,
+                must_fail,
+                ..
+            } => vec![must_pass.name.clone(), must_fail.name.clone()],
+            Canaries::No { .. } => Vec::new(),
         }
     }
 
     /// Whether a machinery change stops the instance from being resolved whatever the tests
     /// say (`reject`, or a change no snapshot can put back).
     pub fn rejects(&self) -> bool {
-        !self.changes.is_empty()
-            && (self.policy == TestMachineryChange::Reject
+        !self.test_machinery.is_empty()
+            && (self.test_machinery_change == TestMachineryChange::Reject
                 || self
-                    .changes
+                    .test_machinery
                     .iter()
                     .any(|change| change.change == ChangeKind::Environment))
     }
 
-    /// Step 4: the guard's report for a run whose log is `log`, printed by `script`;
-    /// `statuses` is the log's parse with the canaries in it, `resolved` whether the task's
-    /// own tests resolve it.
+    /// Step 4: judges a run whose log is `log`, printed by `script` (`None`: not known, as
+    /// for a saved log without its script; the markers are then not checked): reads the
+    /// canaries' statuses from `statuses` (the log's parse, canaries in) and sets the
+    /// verdict; `resolved`: whether the task's own tests resolve the instance.
     pub fn judge(
-        self,
+        &mut self,
         log: &str,
-        script: &str,
+        script: Option<&str>,
         statuses: Option<&StatusMap>,
         resolved: bool,
         eval_type: EvalType,
-    ) -> GuardReport {
-        let canaries = match &self.planned {
-            Ok(planned) => {
-                let status = |name: &str| CanaryStatus {
-                    name: name.to_owned(),
-                    status: statuses.and_then(|statuses| canary::status_of(statuses, name)),
-                };
+    ) {
+        if let Canaries::Yes {
+            must_pass,
+            must_fail,
+            ..
+        } = &mut self.canaries
+        {
+            for canary in [must_pass, must_fail] {
+                canary.status =
+                    statuses.and_then(|statuses| canary::status_of(statuses, &canary.name));
+            }
+        }
+        let tampered = script
+            .and_then(|script| forged_markers(log, script))
+            .or_else(|| match &self.canaries {
                 Canaries::Yes {
-                    file: planned.file.clone(),
-                    must_pass: status(&planned.must_pass),
-                    must_fail: status(&planned.must_fail),
+                    must_pass,
+                    must_fail,
+                    ..
+                } if statuses.is_some() => {
+                    canary::tampering(must_pass.status, must_fail.status, resolved, eval_type)
                 }
-            }
-            Err(reason) => Canaries::No {
-                reason: reason.clone(),
-            },
-        };
-        let tampered = forged_markers(log, script).or_else(|| match &canaries {
-            Canaries::Yes {
-                must_pass,
-                must_fail,
-                ..
-            } if statuses.is_some() => {
-                canary::tampering(must_pass.status, must_fail.status, resolved, eval_type)
-            }
-            _ => None,
-        });
-        let (verdict, reason) = if let Some(reason) = tampered {
+                _ => None,
+            });
+        (self.verdict, self.reason) = if let Some(reason) = tampered {
             (GuardVerdict::Tampered, Some(reason))
         } else if self.rejects() {
-            let files: Vec<&str> = self.changes.iter().map(|c| c.path.as_str()).collect();
+            let files: Vec<&str> = self
+                .test_machinery
+                .iter()
+                .map(|change| change.path.as_str())
+                .collect();
             (
                 GuardVerdict::TestMachineryRejected,
                 Some(format!(
                     "the patch changed the test machinery ({}); reward.test_machinery_change = \"{}\"",
                     files.join(", "),
-                    self.policy.as_str()
+                    self.test_machinery_change.as_str()
                 )),
             )
         } else {
             (GuardVerdict::Clean, None)
         };
-        GuardReport {
-            verdict,
-            reason,
-            test_machinery_change: self.policy,
-            test_machinery: self.changes,
-            canaries,
-        }
     }
 }
 

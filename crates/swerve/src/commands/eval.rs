@@ -20,7 +20,7 @@ use swerve_cluster::grading::ClusterGrader;
 use swerve_cluster::protocol::GradingSetup;
 use swerve_core::Task;
 use swerve_core::atomic::write_json_atomically;
-use swerve_eval::evaluate::grade_log;
+use swerve_eval::evaluate::grade_guarded;
 use swerve_eval::grader::{Grade, Grader};
 use swerve_eval::offline::NeedsNetwork;
 use swerve_eval::predictions::load_predictions;
@@ -275,7 +275,8 @@ fn flaky_tests(
 }
 
 /// Re-grades `<dir>/logs/<id>/test_output.txt` with the parser and eval type recorded in
-/// the saved report, without running anything.
+/// the saved report, under the guard's findings it recorded (canaries left out and judged,
+/// markers checked against the saved `eval.sh`), without running anything.
 fn regrade(tasks: &[Task], dir: &Path, out: &Path) -> Result<ExitCode> {
     let mut results = Vec::new();
     for task in tasks {
@@ -292,7 +293,15 @@ fn regrade(tasks: &[Task], dir: &Path, out: &Path) -> Result<ExitCode> {
             std::fs::read_to_string(logs.join("test_output.txt")),
             report.spec.clone(),
         ) {
-            grade_log(&mut report, &log, &spec.log_parser, spec.eval_type, task);
+            let script = std::fs::read_to_string(logs.join("eval.sh")).ok();
+            grade_guarded(
+                &mut report,
+                &log,
+                &spec.log_parser,
+                spec.eval_type,
+                task,
+                script.as_deref(),
+            );
         }
         eprintln!("{:<40} {}", task.instance_id, test_verdict(&report));
         results.push((task.instance_id.clone(), Some(report)));

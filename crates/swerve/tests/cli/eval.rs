@@ -292,6 +292,32 @@ fn a_patch_that_rewrites_its_judge_is_not_resolved_by_swerve_eval() {
         "{}",
         rejected["calc-runtime"]
     );
+    // Re-grading the saved logs keeps the guard's findings: nothing becomes resolved.
+    let regraded = cache.path().join("regraded");
+    swerve(
+        cache.path(),
+        &[
+            "eval",
+            "--tasks",
+            tasks.to_str().unwrap(),
+            "--regrade",
+            cache.path().join("reject").to_str().unwrap(),
+            "--out",
+            regraded.to_str().unwrap(),
+        ],
+    );
+    let regraded = results(&regraded);
+    for (id, verdict) in [
+        ("calc-machinery", "test_machinery_rejected"),
+        ("calc-runtime", "tampered"),
+    ] {
+        assert_eq!(regraded[id]["resolved"], false, "{}", regraded[id]);
+        assert_eq!(
+            regraded[id]["guard"]["verdict"], verdict,
+            "{}",
+            regraded[id]
+        );
+    }
     let flagged = grade(
         &cache.path().join("flag"),
         &["--set", "reward.test_machinery_change=flag"],
