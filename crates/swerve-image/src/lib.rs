@@ -7,7 +7,8 @@
 //! ([`archive`]); keeps their blobs content-addressed and verified, shared by all images
 //! ([`blob`]: concurrent fetches of one blob done once, interrupted ones resumed); and
 //! unpacks each layer once per id mapping ([`unpack`]) into directories the sandbox stacks as
-//! an image's root ([`ImageRoot`]). See `docs/images.md`.
+//! an image's root ([`ImageRoot`]). [`dockerfile`] builds images from Dockerfiles, with no
+//! daemon, in swerve's sandbox. See `docs/images.md`.
 
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -16,6 +17,7 @@ pub mod archive;
 pub mod auth;
 pub mod blob;
 pub mod config;
+pub mod dockerfile;
 mod error;
 pub mod manifest;
 pub mod reference;

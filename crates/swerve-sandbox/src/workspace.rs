@@ -273,6 +273,27 @@ impl Workspace {
         image: &ImageRoot,
         options: &WorkspaceOptions,
     ) -> Result<Self, SandboxError> {
+        let mut workspace = Self::create_over_layers(cache, image, options)?;
+        let mount_point = &options.sandbox.mount_point;
+        workspace.base.commit = crate::git::head_commit(workspace.sandbox()).map_err(|error| {
+            SandboxError::Setup(format!(
+                "image {}: no git repository at {} ({error})\nhint: set sandbox.mount_point to where the image keeps the repository",
+                image.reference,
+                mount_point.display()
+            ))
+        })?;
+        Ok(workspace)
+    }
+
+    /// A workspace whose root is `image`'s layers under a writable layer, with no repository
+    /// in it: what an image build runs each `RUN` in (`swerve-image`'s Dockerfile builder),
+    /// keeping the writable layer with [`keep_changes`](Self::keep_changes). `base()` is
+    /// empty. Needs namespaces.
+    pub fn create_over_layers(
+        cache: &Cache,
+        image: &ImageRoot,
+        options: &WorkspaceOptions,
+    ) -> Result<Self, SandboxError> {
         refuse_unsupported_image_options(image, options)?;
         if let Some(user) = &image.user
             && !matches!(user.as_str(), "root" | "0" | "0:0" | "root:root")
@@ -348,13 +369,6 @@ impl Workspace {
             &placement,
         )?;
         workspace.sandbox = Some(Arc::new(sandbox));
-        workspace.base.commit = crate::git::head_commit(workspace.sandbox()).map_err(|error| {
-            SandboxError::Setup(format!(
-                "image {}: no git repository at {} ({error})\nhint: set sandbox.mount_point to where the image keeps the repository",
-                image.reference,
-                mount_point.display()
-            ))
-        })?;
         Ok(workspace)
     }
 

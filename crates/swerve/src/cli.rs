@@ -1354,6 +1354,30 @@ pub enum ImagesCommand {
         #[arg(long)]
         name: Option<String>,
     },
+    /// Build an image from a Dockerfile, with no daemon: `RUN` in swerve's sandbox, a layer
+    /// cache, multi-stage builds (docs/images.md, "Building images from Dockerfiles").
+    Build {
+        /// The build context directory (what COPY and ADD read, less `.dockerignore`).
+        context: std::path::PathBuf,
+        /// The Dockerfile (default: `Dockerfile` in the context).
+        #[arg(short = 'f', long = "file")]
+        file: Option<std::path::PathBuf>,
+        /// Store the image under this reference (repeatable), e.g. `-t myimage:latest`.
+        #[arg(short = 't', long = "tag")]
+        tags: Vec<String>,
+        /// A build argument for ARG, `NAME=value` (repeatable).
+        #[arg(long = "build-arg", value_name = "NAME=VALUE")]
+        build_args: Vec<String>,
+        /// Build this stage (its name or index) instead of the last.
+        #[arg(long)]
+        target: Option<String>,
+        /// Let RUN use the network (off by default).
+        #[arg(long)]
+        network: bool,
+        /// Run every step, ignoring the layer cache.
+        #[arg(long)]
+        no_cache: bool,
+    },
     /// List stored images with their sizes.
     List,
     /// Print the unpacked layer directories of a stored image, topmost first (unpacking

@@ -5,6 +5,7 @@
 
 mod support;
 
+mod build;
 mod registry;
 mod scrub;
 mod unpack;

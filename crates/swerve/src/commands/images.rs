@@ -1,4 +1,4 @@
-//! `swerve images pull | list | remove | prune`.
+//! `swerve images pull | build | list | remove | prune`.
 
 use std::collections::HashMap;
 use std::process::ExitCode;
@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use swerve_image::dockerfile::{BuildOptions, Builder};
 use swerve_image::{IdMapping, Store};
 
 use crate::cli::ImagesCommand;
@@ -23,6 +24,55 @@ pub fn run(config: &Config, command: ImagesCommand) -> Result<ExitCode> {
             from,
             name,
         } => pull(config, &store, images, tasks, from, name),
+        ImagesCommand::Build {
+            context,
+            file,
+            tags,
+            build_args,
+            target,
+            network,
+            no_cache,
+        } => {
+            let mut args = std::collections::BTreeMap::new();
+            for pair in build_args {
+                let Some((name, value)) = pair.split_once('=') else {
+                    bail!("--build-arg {pair}: expected NAME=value");
+                };
+                args.insert(name.to_owned(), value.to_owned());
+            }
+            let options = BuildOptions {
+                dockerfile: file.unwrap_or_else(|| context.join("Dockerfile")),
+                context,
+                tags,
+                build_args: args,
+                target,
+                network,
+                no_cache,
+            };
+            let started = Instant::now();
+            let cache = config.cache()?;
+            let mut stdout = std::io::stdout();
+            let built = Builder {
+                store: &store,
+                cache: &cache,
+                sandbox: config.sandbox.clone(),
+                progress: &mut stdout,
+            }
+            .build(&options)?;
+            println!(
+                "built {} in {:.1} s ({} steps run, {} cached){}",
+                built.manifest_digest,
+                started.elapsed().as_secs_f64(),
+                built.ran,
+                built.cached,
+                if options.tags.is_empty() {
+                    "; not named: pass -t NAME to store it under a name"
+                } else {
+                    ""
+                }
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         ImagesCommand::Root { image } => {
             let root = open::image_root(config, &image)?;
             for layer in &root.layers {
