@@ -28,7 +28,7 @@ use crate::apply::{apply_patch, write_file};
 use crate::fixtures::{Fixtures, StartError};
 use crate::grading::{LogRejection, check_log, grade};
 use crate::guard::canary::Draws;
-use crate::guard::{Guard, GuardReport, GuardVerdict};
+use crate::guard::{Guard, GuardReport, GuardVerdict, TestRun};
 use crate::prepare::{FIXTURES_START_TIMEOUT, PreparedTask, ResolvedTask, TaskEnvironments};
 use crate::report::{ErrorClass, InfraReason, InstanceReport};
 use crate::rule::{self, RewardRule};
@@ -351,10 +351,20 @@ impl Evaluator<'_> {
             .sandbox
             .mount_point
             .to_string_lossy();
-        let mut guard = self
-            .settings
-            .guard
-            .then(|| Guard::new(spec, self.settings.test_machinery, &repo_dir));
+        let mut guard = self.settings.guard.then(|| {
+            let run = TestRun {
+                command: spec.test_command(),
+                log_parser: spec.log_parser.clone(),
+                directives: spec.directives.clone(),
+                test_files: spec
+                    .test_files
+                    .iter()
+                    .chain(&spec.new_test_files)
+                    .cloned()
+                    .collect(),
+            };
+            Guard::new(run, self.settings.test_machinery, &repo_dir)
+        });
 
         let mut log = String::new();
         let fixtures = start_fixtures(shell.as_ref(), &scripts.fixtures, &mut log);
@@ -409,8 +419,7 @@ impl Evaluator<'_> {
 
         let started = Instant::now();
         save(&logs, "eval.sh", &script);
-        let outcome =
-            self.run_eval_script(shell.as_ref(), &workspace, &script, spec, guard.as_mut());
+        let outcome = self.run_eval_script(shell.as_ref(), &workspace, &script, guard.as_mut());
         report.timings.tests = Some(started.elapsed().as_secs_f64());
         let (mut test_log, outcome) = match outcome {
             Ok(ran) => ran,
@@ -475,7 +484,6 @@ impl Evaluator<'_> {
         shell: &dyn swerve_core::Shell,
         workspace: &Workspace,
         script: &str,
-        spec: &TestSpec,
         guard: Option<&mut Guard>,
     ) -> Result<(String, swerve_core::ExecOutcome), String> {
         let short = Duration::from_secs(120);
@@ -501,7 +509,7 @@ impl Evaluator<'_> {
         shell
             .run(&format!("rm -f {SCRIPT_PATH}"), short)
             .map_err(|error| format!("removing the eval script's first part: {error}"))?;
-        guard.place_canaries(shell, spec, &mut Draws::fresh(), short)?;
+        guard.place_canaries(shell, &mut Draws::fresh(), short)?;
         let left = self
             .settings
             .test_timeout

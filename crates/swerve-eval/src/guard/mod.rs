@@ -34,7 +34,6 @@ use swerve_core::grading::TestMachineryChange;
 
 use crate::apply::write_file;
 use crate::parsers::{END_TEST_OUTPUT, START_TEST_OUTPUT, StatusMap};
-use crate::spec::TestSpec;
 use crate::spec::shell::quote;
 use crate::status::EvalType;
 use canary::{Canaries, CanaryStatus, Draws, Form, Planned};
@@ -82,8 +81,22 @@ impl GuardVerdict {
     }
 }
 
+/// How a task's tests run, as the guard needs it (from its test spec).
+#[derive(Debug, Clone, Default)]
+pub struct TestRun {
+    /// The test command with its directives.
+    pub command: String,
+    /// The log parser's name.
+    pub log_parser: String,
+    /// The test directives (the arguments naming what to run).
+    pub directives: Vec<String>,
+    /// The files the test patch changes or creates.
+    pub test_files: Vec<String>,
+}
+
 /// The guard of one evaluation, carried through its phases.
 pub struct Guard {
+    run: TestRun,
     machinery: Machinery,
     policy: TestMachineryChange,
     repo_dir: String,
@@ -96,10 +109,11 @@ pub struct Guard {
 const SCRIPT_PATH: &str = "/tmp/swerve-guard.sh";
 
 impl Guard {
-    /// The guard for a task tested as `spec` says, in the repository at `repo_dir`.
-    pub fn new(spec: &TestSpec, policy: TestMachineryChange, repo_dir: &str) -> Guard {
+    /// The guard for a task whose tests run as `run` says, in the repository at `repo_dir`.
+    pub fn new(run: TestRun, policy: TestMachineryChange, repo_dir: &str) -> Guard {
         Guard {
-            machinery: Machinery::new(&spec.test_command(), &spec.test_files),
+            machinery: Machinery::new(&run.command, &run.test_files),
+            run,
             policy,
             repo_dir: repo_dir.to_owned(),
             before: None,
@@ -163,24 +177,28 @@ impl Guard {
     pub fn place_canaries(
         &mut self,
         shell: &dyn Shell,
-        spec: &TestSpec,
         draws: &mut Draws,
         timeout: Duration,
     ) -> Result<(), String> {
-        let command = spec.test_command();
-        let form = match Form::for_runner(&spec.log_parser, &command) {
+        let TestRun {
+            command,
+            log_parser,
+            directives,
+            test_files,
+        } = &self.run;
+        let form = match Form::for_runner(log_parser, command) {
             Ok(form) => form,
             Err(reason) => {
                 self.planned = Err(reason);
                 return Ok(());
             }
         };
-        let mut files: Vec<&String> = spec
-            .test_files
+        let mut files: Vec<String> = test_files
             .iter()
-            .chain(&spec.new_test_files)
-            .filter(|file| canary::runs_file(form, &command, &spec.directives, file))
+            .filter(|file| canary::runs_file(form, command, directives, file))
+            .cloned()
             .collect();
+        files.sort();
         files.dedup();
         let mut reason = "the test patch names no test file the test command runs".to_owned();
         while !files.is_empty() {
@@ -197,7 +215,7 @@ impl Guard {
                 reason = format!("{file} is not UTF-8");
                 continue;
             };
-            match canary::plan(form, file, &text, draws) {
+            match canary::plan(form, &file, &text, draws) {
                 Ok(planned) => {
                     write_file(shell, &quote(&path), &planned.text, timeout)
                         .map_err(|error| format!("writing the canaries into {file}: {error}"))?;
