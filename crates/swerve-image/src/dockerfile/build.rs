@@ -418,12 +418,14 @@ impl<'d, 'b> Run<'d, 'b> {
         let number = self.announce(step, instruction, &image_name);
         let args = BTreeMap::new();
         if image_name.eq_ignore_ascii_case("scratch") {
+            let mut spec = ImageSpec {
+                architecture: "amd64".into(),
+                os: "linux".into(),
+                ..ImageSpec::default()
+            };
+            with_default_path(&mut spec);
             return Ok(State {
-                spec: ImageSpec {
-                    architecture: "amd64".into(),
-                    os: "linux".into(),
-                    ..ImageSpec::default()
-                },
+                spec,
                 layers: Vec::new(),
                 args,
                 key: chain("", &["scratch"]),
@@ -454,7 +456,7 @@ impl<'d, 'b> Run<'d, 'b> {
         })?;
         let bytes = std::fs::read(store.blobs().path(&record.config_digest))
             .map_err(ImageError::io("reading the base image's configuration"))?;
-        let spec: ImageSpec = serde_json::from_slice(&bytes).map_err(|error| {
+        let mut spec: ImageSpec = serde_json::from_slice(&bytes).map_err(|error| {
             self.error(
                 instruction,
                 format!("the configuration of {image_name} is not an image configuration: {error}"),
@@ -467,6 +469,7 @@ impl<'d, 'b> Run<'d, 'b> {
             ));
         }
         self.say(&format!("#{number} {}", record.manifest_digest));
+        with_default_path(&mut spec);
         Ok(State {
             spec,
             layers: record.layers.clone(),
@@ -1737,6 +1740,18 @@ fn remove_stubs(upper: &Path, before: &Tree, home: &str) {
                 _ => break,
             }
         }
+    }
+}
+
+/// Linux's default `PATH`, which BuildKit (and buildah) give a stage whose base image sets none
+/// (`scratch` included), so `RUN` finds its programs and the built image records it.
+const DEFAULT_PATH: &str = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// Adds [`DEFAULT_PATH`] to `spec`'s environment when it has no `PATH`.
+fn with_default_path(spec: &mut ImageSpec) {
+    let env = spec.config.env.get_or_insert_with(Vec::new);
+    if !env.iter().any(|entry| entry.starts_with("PATH=")) {
+        env.insert(0, DEFAULT_PATH.to_owned());
     }
 }
 

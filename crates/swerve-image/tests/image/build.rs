@@ -218,9 +218,15 @@ fn every_instruction_and_the_image_runs_in_the_sandbox() {
     // The configuration.
     let config = fx.config(tag);
     let c = &config["config"];
+    // `scratch` sets no PATH: the stage gets Linux's default first, as BuildKit and buildah
+    // give it.
     assert_eq!(
         c["Env"],
-        serde_json::json!(["GREETING=hello", "NAME=the world"])
+        serde_json::json!([
+            "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "GREETING=hello",
+            "NAME=the world"
+        ])
     );
     assert_eq!(c["WorkingDir"], "/app");
     assert_eq!(c["User"], "1000");
