@@ -240,15 +240,21 @@ impl Machinery {
             .map(|dir| format!("--exclude-dir={dir}"))
             .collect::<Vec<_>>()
             .join(" ");
+        // Every step's failure (a missing `find`, `sort` or `base64`, an unreadable file)
+        // stops the script before its completion line: a snapshot is whole or an error,
+        // never silently empty. (`grep` finding nothing is no failure.)
         format!(
-            "cd {repo} || exit 97\n\
-             {{ find . \\( {prune} \\) -prune -o {predicate} \\( -type f -o -type l \\) -print0; \
-             grep -rlZ {exclude} --include='*_test.go' -E '^func (TestMain|init)\\(' . 2>/dev/null; }} \
+            "set -o pipefail\n\
+             cd {repo} || exit 97\n\
+             {{ find . \\( {prune} \\) -prune -o {predicate} \\( -type f -o -type l \\) -print0 || exit 96; \
+             grep -rlZ {exclude} --include='*_test.go' -E '^func (TestMain|init)\\(' . 2>/dev/null; \
+             [ $? -le 1 ] || exit 95; }} \
              | LC_ALL=C sort -zu | while IFS= read -r -d '' path; do\n\
-             \x20 encoded=$(printf '%s' \"$path\" | base64 -w0)\n\
-             \x20 if [ -L \"$path\" ]; then printf 'l %s %s\\n' \"$encoded\" \"$(readlink -- \"$path\" | tr -d '\\n' | base64 -w0)\";\n\
-             \x20 else printf 'f %s %s\\n' \"$encoded\" \"$(base64 -w0 < \"$path\")\"; fi\n\
-             done\n\
+             \x20 encoded=$(printf '%s' \"$path\" | base64 -w0) || exit 94\n\
+             \x20 if [ -L \"$path\" ]; then content=$(readlink -- \"$path\" | tr -d '\\n' | base64 -w0) || exit 93; kind=l;\n\
+             \x20 else content=$(base64 -w0 < \"$path\") || exit 92; kind=f; fi\n\
+             \x20 printf '%s %s %s\\n' \"$kind\" \"$encoded\" \"$content\"\n\
+             done || exit 91\n\
              echo swerve-snapshot-complete\n",
             repo = quote(repo_dir),
             predicate = self.find_predicate(),
@@ -333,6 +339,9 @@ pub enum ChangeKind {
     /// Wrote under the environment's own directories (`node_modules/`, …): cannot be put
     /// back, so the instance is rejected whatever the policy.
     Environment,
+    /// Left the machinery unlistable, or not restorable (an unreadable directory, say): it
+    /// cannot be checked, so the instance is rejected whatever the policy.
+    Unverifiable,
 }
 
 /// The machinery files that differ between `before` and `after` (the snapshots around the
@@ -412,7 +421,10 @@ pub fn changes(
 pub fn restore_script(repo_dir: &str, before: &Snapshot, changes: &[MachineryChange]) -> String {
     let mut script = format!("set -e\ncd {}\n", quote(repo_dir));
     for change in changes {
-        if change.change == ChangeKind::Environment {
+        if matches!(
+            change.change,
+            ChangeKind::Environment | ChangeKind::Unverifiable
+        ) {
             continue;
         }
         let path = quote(&change.path);

@@ -127,12 +127,15 @@ impl Guard {
     /// Step 1: the machinery of the untouched workspace. `Err`: the sandbox could not list
     /// it (the machinery's failure).
     pub fn before_patch(&mut self, shell: &dyn Shell, timeout: Duration) -> Result<(), String> {
-        self.before = Some(self.snapshot(shell, timeout)?);
+        self.before = Some(self.snapshot(shell, timeout)??);
         Ok(())
     }
 
     /// Step 2: names what `patch` changed of the machinery and puts it back. `Err`: the
-    /// sandbox could not list or restore it.
+    /// sandbox failed (the machinery's failure). The same listing failing after the patch
+    /// where it worked before it, or the restore not completing, is the patch's doing (a
+    /// directory made unreadable, say): recorded as an unverifiable change, which rejects
+    /// the instance whatever the policy.
     pub fn after_patch(
         &mut self,
         shell: &dyn Shell,
@@ -140,7 +143,15 @@ impl Guard {
         timeout: Duration,
     ) -> Result<(), String> {
         let before = self.before.take().unwrap_or_default();
-        let after = self.snapshot(shell, timeout)?;
+        let after = match self.snapshot(shell, timeout)? {
+            Ok(after) => after,
+            Err(why) => {
+                self.changes = vec![unverifiable(format!(
+                    "the test machinery could not be listed after the patch: {why}"
+                ))];
+                return Ok(());
+            }
+        };
         self.changes = machinery::changes(&self.machinery, &before, &after, patch);
         if self.changes.is_empty() {
             return Ok(());
@@ -149,16 +160,27 @@ impl Guard {
         let outcome = write_file(shell, SCRIPT_PATH, &script, timeout)
             .and_then(|()| shell.run(&format!("bash {SCRIPT_PATH} 2>&1"), timeout))
             .map_err(|error| format!("restoring the test machinery: {error}"))?;
-        if !outcome.stdout_text().contains("swerve-restore-complete") {
+        if outcome.timed_out {
             return Err(format!(
-                "restoring the test machinery failed: {}",
-                outcome.stdout_text().trim()
+                "restoring the test machinery took longer than {timeout:?}"
             ));
+        }
+        if !outcome.stdout_text().contains("swerve-restore-complete") {
+            self.changes.push(unverifiable(format!(
+                "the test machinery could not be put back: {}",
+                outcome.stdout_text().trim()
+            )));
         }
         Ok(())
     }
 
-    fn snapshot(&self, shell: &dyn Shell, timeout: Duration) -> Result<Snapshot, String> {
+    /// Lists the machinery. `Err`: the sandbox could not run the listing (or it timed out);
+    /// `Ok(Err)`: the listing ran and failed (a missing tool, an unreadable file).
+    fn snapshot(
+        &self,
+        shell: &dyn Shell,
+        timeout: Duration,
+    ) -> Result<Result<Snapshot, String>, String> {
         let script = self.machinery.snapshot_script(&self.repo_dir);
         let outcome = write_file(shell, SCRIPT_PATH, &script, timeout)
             .and_then(|()| shell.run(&format!("bash {SCRIPT_PATH}"), timeout))
@@ -168,7 +190,13 @@ impl Guard {
                 "listing the test machinery took longer than {timeout:?}"
             ));
         }
-        Snapshot::parse(&outcome.stdout_text()).map_err(|error| error.to_string())
+        Ok(Snapshot::parse(&outcome.stdout_text()).map_err(|error| {
+            format!(
+                "{error} (exit {:?}): {}",
+                outcome.exit_code,
+                outcome.stderr_text().trim()
+            )
+        }))
     }
 
     /// Step 3: writes the canaries into a test file the command runs (drawn among the test
@@ -275,10 +303,12 @@ impl GuardReport {
     pub fn rejects(&self) -> bool {
         !self.test_machinery.is_empty()
             && (self.test_machinery_change == TestMachineryChange::Reject
-                || self
-                    .test_machinery
-                    .iter()
-                    .any(|change| change.change == ChangeKind::Environment))
+                || self.test_machinery.iter().any(|change| {
+                    matches!(
+                        change.change,
+                        ChangeKind::Environment | ChangeKind::Unverifiable
+                    )
+                }))
     }
 
     /// Step 4: judges a run whose log is `log`, printed by `script` (`None`: not known, as
@@ -335,6 +365,15 @@ impl GuardReport {
         } else {
             (GuardVerdict::Clean, None)
         };
+    }
+}
+
+/// A machinery change that cannot be checked or put back, with why.
+fn unverifiable(why: String) -> MachineryChange {
+    MachineryChange {
+        path: ".".into(),
+        change: ChangeKind::Unverifiable,
+        rule: why,
     }
 }
 
@@ -413,6 +452,49 @@ pub fn split_eval_script(script: &str) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Mutex;
+
+    /// A shell whose guard listings print, in turn, what `listings` holds (`None`: the
+    /// listing fails), and whose other commands succeed.
+    struct Listings(Mutex<Vec<Option<String>>>);
+
+    impl Shell for Listings {
+        fn run(&self, command: &str, _: Duration) -> std::io::Result<swerve_core::ExecOutcome> {
+            let mut outcome = swerve_core::ExecOutcome {
+                exit_code: Some(0),
+                ..Default::default()
+            };
+            if command.starts_with("bash ") {
+                match self.0.lock().unwrap().remove(0) {
+                    Some(listing) => outcome.stdout = listing.into_bytes(),
+                    None => outcome.exit_code = Some(96),
+                }
+            }
+            Ok(outcome)
+        }
+    }
+
+    #[test]
+    fn a_listing_that_fails_only_after_the_patch_rejects_and_one_that_fails_before_is_infra() {
+        let run = TestRun {
+            command: "python -m pytest -rA".into(),
+            log_parser: "pytest".into(),
+            ..TestRun::default()
+        };
+        let complete = Some("swerve-snapshot-complete\n".to_owned());
+        let shell = Listings(Mutex::new(vec![complete, None]));
+        let mut guard = Guard::new(run.clone(), TestMachineryChange::Flag, "/testbed");
+        guard.before_patch(&shell, Duration::from_secs(1)).unwrap();
+        guard
+            .after_patch(&shell, None, Duration::from_secs(1))
+            .unwrap();
+        let report = guard.into_report();
+        assert!(report.rejects(), "{report:?}");
+        assert_eq!(report.test_machinery[0].change, ChangeKind::Unverifiable);
+        let shell = Listings(Mutex::new(vec![None]));
+        let mut guard = Guard::new(run, TestMachineryChange::Flag, "/testbed");
+        assert!(guard.before_patch(&shell, Duration::from_secs(1)).is_err());
+    }
 
     #[test]
     fn the_script_splits_at_the_start_marker_and_repeats_its_setup() {
