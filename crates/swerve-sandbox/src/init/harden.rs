@@ -1,11 +1,11 @@
 //! What PID 1 gives up once the sandbox's filesystem is built, before it starts any command:
-//! capabilities beyond Docker's default set, the right to gain privileges, and every system
-//! call outside an allowlist (a seccomp filter after Docker's default profile, which is an
-//! allowlist too, without io_uring).
+//! its dumpability, capabilities beyond Docker's default set, the right to gain privileges,
+//! and every system call outside an allowlist (a seccomp filter after Docker's default
+//! profile, which is an allowlist too, without io_uring).
 //!
-//! Every command is a descendant of PID 1, so all of them inherit this. The capabilities
-//! left are those of the sandbox's user namespace, which owns nothing of the host's: they
-//! let root inside change the workspace's files, not the machine.
+//! Every command is a descendant of PID 1, so all of them inherit the last three. The
+//! capabilities left are those of the sandbox's user namespace, which owns nothing of the
+//! host's: they let root inside change the workspace's files, not the machine.
 
 use super::fail_text;
 
@@ -16,9 +16,31 @@ const KEPT_CAPABILITIES: &[u32] = &[0, 1, 3, 4, 5, 6, 7, 8, 10, 13, 18, 27, 29, 
 
 /// Gives up what commands must not have; an error names the step that failed.
 pub(crate) fn harden() -> Result<(), String> {
+    become_undumpable()?;
     drop_capabilities()?;
     nix::sys::prctl::set_no_new_privs().map_err(fail_text("setting no_new_privs"))?;
     install_seccomp_filter()
+}
+
+/// Makes PID 1 non-dumpable, so that no command can trace it, read or write its memory
+/// (`ptrace`, `process_vm_readv`/`writev`, `/proc/1/mem`) or open its `/proc/1/exe`,
+/// `/proc/1/ns/*`, `/proc/1/fd/*` or `/proc/1/root`: PID 1 holds the channel to the host, and
+/// a command that took it over could forge what the host reads of later commands.
+///
+/// Run by a user other than root, PID 1 keeps that user's id (the same as every command's),
+/// and for a dumpable process the kernel grants such access to any process of the same ids.
+/// A non-dumpable one it grants only to a holder of `CAP_SYS_PTRACE` in the user namespace
+/// of PID 1's memory, which is the host's (PID 1's memory comes from an `execve` made before
+/// the sandbox's user namespace existed): commands, root only in the sandbox's namespace and
+/// without `CAP_SYS_PTRACE` there anyway, have none. As root, PID 1 changed ids entering the
+/// sandbox, which already made it non-dumpable; this makes it so in every mode.
+///
+/// The host never needs PID 1's `/proc` entries: it reaches the sandbox's files
+/// (`/proc/PID/root`) and namespaces (`nsenter`) through the init's first process, PID 1's
+/// parent, which lives outside the sandbox's PID namespace, where no command can name it.
+/// Commands themselves are dumpable as before: `execve` resets the flag.
+fn become_undumpable() -> Result<(), String> {
+    nix::sys::prctl::set_dumpable(false).map_err(fail_text("making PID 1 non-dumpable"))
 }
 
 /// Drops every capability outside [`KEPT_CAPABILITIES`] from the bounding set (so no

@@ -120,7 +120,15 @@ pub(crate) fn run(spec_json: &str) -> ! {
             }
             unreachable!("serve returns only by exiting")
         }
-        Ok(ForkResult::Parent { child }) => wait_for_pid1(child),
+        Ok(ForkResult::Parent { child }) => {
+            // This process stays outside the sandbox's PID namespace (no command can name
+            // it) and is the one whose `/proc/PID/root` and namespace files the host uses:
+            // it keeps nothing of the sandbox's but its namespaces, not the channel to the
+            // host nor the host paths PID 1 mounts from.
+            drop(sources);
+            drop(control);
+            wait_for_pid1(child)
+        }
         Err(error) => fail(
             &control,
             format!("fork of the sandbox's PID 1 failed: {error}"),

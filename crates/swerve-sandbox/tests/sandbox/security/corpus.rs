@@ -150,13 +150,11 @@ fn proc_self_exe_cannot_be_opened_for_writing() {
 }
 
 /// Threat: CVE-2019-5736's other half: reaching the sandbox's PID 1 (a host binary, swerve's
-/// init) through `/proc/1/exe`, to open it and rewrite it once it exits. Anchor: as root, PID 1
-/// is not dumpable (it changed ids entering the sandbox, so its `/proc` entries belong to host
-/// root): `EACCES` for `readlink`, read, write, `O_PATH` and `map_files`. As `nobody` PID 1
-/// keeps the invoking user's id and stays dumpable, so `readlink` and read succeed (see
-/// `docs/security.md`, "What is not isolated"); writing still fails (`EACCES` for a binary the
-/// user cannot write, `ETXTBSY` while it runs) and the sandbox dies with PID 1, so no write
-/// can follow its exit. Verdict: the host's binary unchanged in every mode.
+/// init) through `/proc/1/exe`, to open it and rewrite it once it exits. Anchor: PID 1 is not
+/// dumpable (it makes itself so before any command starts; as root, changing ids entering the
+/// sandbox did too), so its `/proc` entries belong to host root and need `CAP_SYS_PTRACE` in
+/// the host's user namespace. Verdict in every mode: `EACCES` for `readlink`, read, write,
+/// `O_PATH` and `map_files`, and the host's binary unchanged.
 #[test]
 fn the_init_binary_is_out_of_reach_through_proc_1_exe() {
     let (workspace, _fixture) = sandbox();
@@ -170,27 +168,16 @@ fn the_init_binary_is_out_of_reach_through_proc_1_exe() {
          attempt('path', lambda: os.open('/proc/1/exe', os.O_PATH))\n\
          attempt('map_files', lambda: os.listdir('/proc/1/map_files'))",
     );
-    if nix::unistd::Uid::effective().is_root() {
-        assert_errnos(
-            &outcome,
-            &[
-                ("readlink", libc::EACCES),
-                ("read", libc::EACCES),
-                ("write", libc::EACCES),
-                ("path", libc::EACCES),
-                ("map_files", libc::EACCES),
-            ],
-        );
-    } else {
-        eprintln!("as nobody PID 1 is dumpable: /proc/1/exe is readable (docs/security.md)");
-        let write = &answers(&outcome)["write"];
-        assert!(
-            [libc::EACCES, libc::ETXTBSY]
-                .map(|errno| errno.to_string())
-                .contains(write),
-            "write: {write}"
-        );
-    }
+    assert_errnos(
+        &outcome,
+        &[
+            ("readlink", libc::EACCES),
+            ("read", libc::EACCES),
+            ("write", libc::EACCES),
+            ("path", libc::EACCES),
+            ("map_files", libc::EACCES),
+        ],
+    );
     assert_eq!(
         std::fs::metadata(&binary).unwrap().modified().unwrap(),
         before
@@ -199,49 +186,68 @@ fn the_init_binary_is_out_of_reach_through_proc_1_exe() {
 
 /// Threat: taking over the sandbox's PID 1 (which holds the channel to the host and outlives
 /// every command) with `ptrace`, `process_vm_writev` or `/proc/1/mem`, to forge later
-/// commands' results. Anchor: as root, PID 1 is not dumpable (it changed ids entering the
-/// sandbox) and `CAP_SYS_PTRACE` is dropped. Verdict as root: `EPERM` (`EACCES` for
-/// `/proc/1/mem`). **Does not hold as `nobody`**: PID 1 keeps the invoking user's id, stays
-/// dumpable, and a command of the same id may trace it (a known hole, in
-/// `docs/security.md`); the test then checks that this is still the case, so that a fix
-/// makes it fail and be made strict.
+/// commands' results (or its descriptors, `/proc/1/fd`). Anchor: PID 1 makes itself
+/// non-dumpable before any command starts, and
+/// `CAP_SYS_PTRACE` is dropped: a non-dumpable process may be traced only with that
+/// capability in the user namespace of its memory, which is the host's (as `nobody` PID 1
+/// keeps the invoking user's id, the same as every command's, so the dumpable flag is what
+/// stands). Verdict in every mode: `EPERM` (`EACCES` for `/proc/1/mem` and `/proc/1/fd`).
+/// Control: the same
+/// calls against a dumpable process of the command's own (a forked copy of the probe)
+/// succeed, so the refusals come from PID 1's state, not from the filter or a missing call.
 #[test]
 fn the_sandbox_init_cannot_be_traced_or_written() {
     let (workspace, _fixture) = sandbox();
     let outcome = python(
         &workspace,
-        "libc = ctypes.CDLL(None, use_errno=True)\n\
+        "import time\n\
+         libc = ctypes.CDLL(None, use_errno=True)\n\
          def call(name, *args):\n\
          \x20   ctypes.set_errno(0)\n\
          \x20   result = libc.syscall(*[ctypes.c_long(a) if isinstance(a, int) else a for a in args])\n\
-         \x20   print(name, 'ok' if result >= 0 else ctypes.get_errno())\n\
+         \x20   print(name, 'ok' if result >= 0 else ctypes.get_errno(), flush=True)\n\
          buf = ctypes.create_string_buffer(64)\n\
          iov = (ctypes.c_void_p * 2)(ctypes.addressof(buf), 64)\n\
-         call('seize', 101, 0x4206, 1, 0, 0)\n\
-         call('attach', 101, 16, 1, 0, 0)\n\
-         call('vm_write', 311, 1, iov, 1, iov, 1, 0)\n\
-         call('vm_read', 310, 1, iov, 1, iov, 1, 0)\n\
-         attempt('mem', lambda: os.open('/proc/1/mem', os.O_RDWR))",
+         def probe(prefix, pid):\n\
+         \x20   call(prefix + 'seize', 101, 0x4206, pid, 0, 0)\n\
+         \x20   call(prefix + 'attach', 101, 16, pid, 0, 0)\n\
+         \x20   call(prefix + 'vm_write', 311, pid, iov, 1, iov, 1, 0)\n\
+         \x20   call(prefix + 'vm_read', 310, pid, iov, 1, iov, 1, 0)\n\
+         \x20   attempt(prefix + 'mem', lambda: os.close(os.open('/proc/%d/mem' % pid, os.O_RDWR)))\n\
+         \x20   attempt(prefix + 'fd', lambda: os.listdir('/proc/%d/fd' % pid))\n\
+         probe('', 1)\n\
+         child = os.fork()\n\
+         if child == 0:\n\
+         \x20   time.sleep(60)\n\
+         \x20   os._exit(0)\n\
+         probe('control_', child)\n\
+         os.kill(child, 9)\n\
+         os.waitpid(child, 0)",
     );
-    if nix::unistd::Uid::effective().is_root() {
-        assert_errnos(
-            &outcome,
-            &[
-                ("seize", libc::EPERM),
-                ("attach", libc::EPERM),
-                ("vm_write", libc::EPERM),
-                ("vm_read", libc::EPERM),
-                ("mem", libc::EACCES),
-            ],
-        );
-    } else {
-        eprintln!(
-            "KNOWN HOLE as nobody: PID 1 is dumpable and can be traced by commands (docs/security.md)"
-        );
+    assert_errnos(
+        &outcome,
+        &[
+            ("seize", libc::EPERM),
+            ("attach", libc::EPERM),
+            ("vm_write", libc::EPERM),
+            ("vm_read", libc::EPERM),
+            ("mem", libc::EACCES),
+            ("fd", libc::EACCES),
+        ],
+    );
+    let got = answers(&outcome);
+    for control in [
+        "control_seize",
+        "control_vm_write",
+        "control_vm_read",
+        "control_mem",
+        "control_fd",
+    ] {
         assert_eq!(
-            answers(&outcome).get("seize").map(String::as_str),
+            got.get(control).map(String::as_str),
             Some("ok"),
-            "PID 1 can no longer be traced as nobody: make this case strict in every mode"
+            "{control}: {got:?} {}",
+            outcome.stderr_text()
         );
     }
 }
@@ -757,10 +763,9 @@ fn the_keyring_files_are_masked() {
 // --- namespaces ---
 
 /// Threat: joining another namespace through a `/proc/<pid>/ns` file (the sandbox's PID 1's,
-/// its own), with `setns` or `nsenter`. Anchor: seccomp allowlist (`setns`); as root PID 1's
-/// files also belong to host root. Verdict: `EPERM` for `setns` in every mode; as root
-/// `EACCES` opening PID 1's files (as `nobody` they open: PID 1 is dumpable there, and they
-/// name the sandbox's own namespaces).
+/// its own), with `setns` or `nsenter`. Anchor: seccomp allowlist (`setns`); PID 1 is not
+/// dumpable, so its files belong to host root. Verdict in every mode: `EACCES` opening PID
+/// 1's files, `EPERM` for `setns`.
 #[test]
 fn setns_into_namespace_files_is_refused() {
     let (workspace, _fixture) = sandbox();
@@ -778,9 +783,7 @@ fn setns_into_namespace_files_is_refused() {
         .map(|ns| (format!("open_1_{ns}"), format!("setns_{ns}")))
         .collect();
     for (open, setns) in &names {
-        if nix::unistd::Uid::effective().is_root() {
-            expected.push((open.as_str(), libc::EACCES));
-        }
+        expected.push((open.as_str(), libc::EACCES));
         expected.push((setns.as_str(), libc::EPERM));
     }
     assert_errnos(&outcome, &expected);
