@@ -404,6 +404,11 @@ impl Evaluator<'_> {
             }
         }
         report.patch_successfully_applied = true;
+        // GNU patch's fallback can run an ed script: nothing it started may watch, or trace,
+        // the guard's listing and restore.
+        if guard.is_some() {
+            workspace.sandbox().kill_all();
+        }
         let runner = runner.and_then(|()| match &mut guard {
             Some(guard) => guard
                 .after_patch(shell.as_ref(), patch, short)
