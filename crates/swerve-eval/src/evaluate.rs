@@ -406,9 +406,10 @@ impl Evaluator<'_> {
         report.patch_successfully_applied = true;
         // GNU patch's fallback can run an ed script: nothing it started may watch, or trace,
         // the guard's listing and restore.
-        if guard.is_some() {
-            workspace.sandbox().kill_all();
-        }
+        let runner = runner.and_then(|()| match guard.is_some() {
+            true => kill_leftovers(shell.as_ref(), &workspace, &scripts.fixtures, &mut log),
+            false => Ok(()),
+        });
         let runner = runner.and_then(|()| match &mut guard {
             Some(guard) => guard
                 .after_patch(shell.as_ref(), patch, short)
@@ -424,7 +425,13 @@ impl Evaluator<'_> {
 
         let started = Instant::now();
         save(&logs, "eval.sh", &script);
-        let outcome = self.run_eval_script(shell.as_ref(), &workspace, &script, guard.as_mut());
+        let outcome = self.run_eval_script(
+            shell.as_ref(),
+            &workspace,
+            &script,
+            &scripts.fixtures,
+            guard.as_mut(),
+        );
         report.timings.tests = Some(started.elapsed().as_secs_f64());
         let (mut test_log, outcome) = match outcome {
             Ok(ran) => ran,
@@ -489,6 +496,7 @@ impl Evaluator<'_> {
         shell: &dyn swerve_core::Shell,
         workspace: &Workspace,
         script: &str,
+        fixtures: &Fixtures,
         guard: Option<&mut Guard>,
     ) -> Result<(String, swerve_core::ExecOutcome), String> {
         let short = Duration::from_secs(120);
@@ -510,7 +518,9 @@ impl Evaluator<'_> {
         }
         // Nothing the install step started may watch the canaries being written, and the
         // first part (with the test patch in it) leaves the sandbox before the tests run.
-        workspace.sandbox().kill_all();
+        // (The fixtures' start-up lines stay out of the test log.)
+        kill_leftovers(shell, workspace, fixtures, &mut String::new())
+            .map_err(|(_, message)| message)?;
         shell
             .run(&format!("rm -f {SCRIPT_PATH}"), short)
             .map_err(|error| format!("removing the eval script's first part: {error}"))?;
@@ -567,6 +577,19 @@ struct Scripts {
     probe: Option<String>,
     /// The eval script.
     eval: String,
+}
+
+/// Kills every process of `workspace`'s sandbox (what the patch's code may have left
+/// running), then starts `fixtures` again, which the kill took too; what they print goes to
+/// `log`. `Err`: they did not come back (the machinery's failure).
+fn kill_leftovers(
+    shell: &dyn swerve_core::Shell,
+    workspace: &Workspace,
+    fixtures: &Fixtures,
+    log: &mut String,
+) -> Result<(), (InfraReason, String)> {
+    workspace.sandbox().kill_all();
+    start_fixtures(shell, fixtures, log)
 }
 
 /// Where the runner probe is written inside the sandbox.
