@@ -372,6 +372,170 @@ pub fn tampering(
     }
 }
 
+/// `log` as the run would have printed it without the canaries `names`, as well as a test log
+/// can be unprinted: what records a run's output for training (SWE-World's SWR samples)
+/// reads it through this. Lines naming a canary go (verbose lines, short summaries, cargo's
+/// `failures:` list); so do the failure reports headed by one (unittest's `FAIL: …` block,
+/// pytest's `___ name ___` section, cargo's `---- name stdout ----`); the summary lines'
+/// counts lose the canaries (`Ran N tests`, `FAILED (failures=K)` or `OK`, pytest's
+/// `N failed, M passed`, cargo's `test result:`, SymPy's `tests finished:`). pytest's
+/// progress dots keep theirs.
+pub fn scrub(log: &str, names: &[String]) -> String {
+    let names_one = |line: &str| names.iter().any(|name| names_test(line, name));
+    // How many canaries ran, and how many of them failed, as the log says.
+    let ran = names
+        .iter()
+        .filter(|name| log.lines().any(|line| names_test(line, name)))
+        .count() as i64;
+    let failed = i64::from(
+        ran > 0 && names.len() == 2 && log.lines().any(|line| names_test(line, &names[1])),
+    );
+    let lines: Vec<&str> = log.split_inclusive('\n').collect();
+    let mut kept = String::with_capacity(log.len());
+    let mut index = 0;
+    while index < lines.len() {
+        let line = lines[index];
+        let trimmed = line.trim();
+        let next = lines.get(index + 1).map_or("", |next| next.trim());
+        // unittest: "=====" then "FAIL: canary (…)": up to the next separator.
+        if is_rule(trimmed, '=')
+            && (next.starts_with("FAIL:") || next.starts_with("ERROR:"))
+            && names_one(next)
+        {
+            index += 1;
+            while index + 1 < lines.len() {
+                let following = lines[index + 1].trim();
+                if is_rule(following, '=')
+                    || (is_rule(following, '-')
+                        && lines
+                            .get(index + 2)
+                            .is_some_and(|l| l.trim().starts_with("Ran ")))
+                {
+                    break;
+                }
+                index += 1;
+            }
+            index += 1;
+            continue;
+        }
+        // pytest "____ canary ____" and cargo "---- canary stdout ----": up to the next header.
+        let section = |text: &str, fill: char| {
+            text.starts_with(fill) && text.ends_with(fill) && text.contains(' ')
+        };
+        if (section(trimmed, '_') || (trimmed.starts_with("---- ") && trimmed.ends_with(" ----")))
+            && names_one(trimmed)
+        {
+            index += 1;
+            while index < lines.len() {
+                let following = lines[index].trim();
+                if section(following, '_')
+                    || is_rule_with_text(following, '=')
+                    || following.starts_with("---- ")
+                    || following == "failures:"
+                {
+                    break;
+                }
+                index += 1;
+            }
+            continue;
+        }
+        if names_one(trimmed) {
+            index += 1;
+            continue;
+        }
+        kept.push_str(&recount(line, ran, failed));
+        index += 1;
+    }
+    kept
+}
+
+/// A line of one character repeated (unittest's separators).
+fn is_rule(line: &str, fill: char) -> bool {
+    line.len() >= 20 && line.chars().all(|c| c == fill)
+}
+
+/// A line framed by runs of `fill` with text between (`==== 1 failed in 0.1s ====`).
+fn is_rule_with_text(line: &str, fill: char) -> bool {
+    line.starts_with(fill)
+        && line.ends_with(fill)
+        && line.trim_matches(fill).trim().len() < line.len()
+}
+
+/// `line` with the summary counts less the canaries: `ran` of them ran, `failed` failed.
+fn recount(line: &str, ran: i64, failed: i64) -> String {
+    if ran == 0 {
+        return line.to_owned();
+    }
+    let passed = ran - failed;
+    let counts = |line: &str, pattern: &str, less: i64| -> String {
+        let re = regex::Regex::new(pattern).expect("a valid pattern");
+        re.replace(line, |caps: &regex::Captures<'_>| {
+            let count: i64 = caps[2].parse().unwrap_or(0);
+            format!("{}{}{}", &caps[1], (count - less).max(0), &caps[3])
+        })
+        .into_owned()
+    };
+    let trimmed = line.trim();
+    if trimmed.starts_with("Ran ") && trimmed.contains(" test") {
+        let line = counts(line, r"(Ran )(\d+)( tests?)", ran);
+        // unittest writes "Ran 1 test", else "tests".
+        return match line.starts_with("Ran 1 test") {
+            true => line.replacen("Ran 1 tests", "Ran 1 test", 1),
+            false => line.replacen(" test in", " tests in", 1),
+        };
+    }
+    if let Some(inner) = trimmed
+        .strip_prefix("FAILED (")
+        .and_then(|rest| rest.strip_suffix(')'))
+    {
+        let mut parts: Vec<String> = Vec::new();
+        for part in inner.split(", ") {
+            match part.split_once('=') {
+                Some(("failures", count)) => {
+                    let left = count.parse::<i64>().unwrap_or(0) - failed;
+                    if left > 0 {
+                        parts.push(format!("failures={left}"));
+                    }
+                }
+                _ => parts.push(part.to_owned()),
+            }
+        }
+        let bad = parts.iter().any(|part| {
+            part.starts_with("failures=")
+                || part.starts_with("errors=")
+                || part.starts_with("unexpected")
+        });
+        let newline = if line.ends_with('\n') { "\n" } else { "" };
+        return match (bad, parts.is_empty()) {
+            (true, _) => format!("FAILED ({}){newline}", parts.join(", ")),
+            (false, true) => format!("OK{newline}"),
+            (false, false) => format!("OK ({}){newline}", parts.join(", ")),
+        };
+    }
+    if is_rule_with_text(trimmed, '=')
+        && (trimmed.contains(" passed") || trimmed.contains(" failed"))
+    {
+        let line = counts(line, r"(\b)(\d+)( failed)", failed);
+        let line = counts(&line, r"(\b)(\d+)( passed)", passed);
+        return line
+            .replace(" 0 failed, ", " ")
+            .replace("= 0 failed, ", "= ");
+    }
+    if trimmed.starts_with("test result:") {
+        let line = counts(line, r"(; )(\d+)( failed)", failed);
+        let line = counts(&line, r"(\. )(\d+)( passed)", passed);
+        return if line.contains("; 0 failed") {
+            line.replace("test result: FAILED.", "test result: ok.")
+        } else {
+            line
+        };
+    }
+    if trimmed.starts_with("running ") && trimmed.ends_with(" tests") {
+        return counts(line, r"(running )(\d+)( tests)", ran);
+    }
+    line.to_owned()
+}
+
 /// Words to build names from: the parts of the file's test names (three letters or more),
 /// or a stock list when it has none.
 fn vocabulary(text: &str) -> Vec<String> {
@@ -790,7 +954,50 @@ mod tests {
         assert_eq!(status_of(&statuses, "test_parse"), None);
     }
 
+    #[test]
+    fn scrubbing_unprints_the_canaries_of_a_unittest_run() {
+        let names = ["test_keys_first".to_owned(), "test_order_empty".to_owned()];
+        let log = "test_a (t.A.test_a) ... ok\ntest_keys_first (t.TestX.test_keys_first) ... ok\ntest_order_empty (t.TestX.test_order_empty) ... FAIL\n\n======================================================================\nFAIL: test_order_empty (t.TestX.test_order_empty)\n----------------------------------------------------------------------\nTraceback (most recent call last):\nAssertionError: 3 != 4\n\n----------------------------------------------------------------------\nRan 3 tests in 0.001s\n\nFAILED (failures=1)\n";
+        assert_eq!(
+            scrub(log, &names),
+            "test_a (t.A.test_a) ... ok\n\n----------------------------------------------------------------------\nRan 1 test in 0.001s\n\nOK\n"
+        );
+    }
+
+    #[test]
+    fn scrubbing_unprints_the_canaries_of_pytest_and_cargo_runs() {
+        let names = ["test_keys_first".to_owned(), "test_order_empty".to_owned()];
+        let pytest = "t.py .F.                                    [100%]\n\n=================================== FAILURES ===================================\n_______________________________ test_order_empty _______________________________\n\n    def test_order_empty():\n>       assert 1 == 2\nE       assert 1 == 2\n\nt.py:5: AssertionError\n==================================== PASSES ====================================\n=========================== short test summary info ============================\nPASSED t.py::test_a\nPASSED t.py::test_keys_first\nFAILED t.py::test_order_empty - assert 1 == 2\n========================= 1 failed, 2 passed in 0.01s ==========================\n";
+        let scrubbed = scrub(pytest, &names);
+        assert!(
+            !scrubbed.contains("test_order_empty") && !scrubbed.contains("test_keys_first"),
+            "{scrubbed}"
+        );
+        assert!(scrubbed.contains("PASSED t.py::test_a\n"), "{scrubbed}");
+        assert!(scrubbed.contains("= 1 passed in 0.01s ="), "{scrubbed}");
+        let names = ["keys_first".to_owned(), "order_empty".to_owned()];
+        let cargo = "running 3 tests\ntest tests::a ... ok\ntest tests::keys_first ... ok\ntest tests::order_empty ... FAILED\n\nfailures:\n\n---- tests::order_empty stdout ----\nassertion failed\n\nfailures:\n    tests::order_empty\n\ntest result: FAILED. 2 passed; 1 failed; 0 ignored\n";
+        let scrubbed = scrub(cargo, &names);
+        assert!(
+            !scrubbed.contains("order_empty") && !scrubbed.contains("keys_first"),
+            "{scrubbed}"
+        );
+        assert!(
+            scrubbed.contains("running 1 tests") || scrubbed.contains("running 1 test"),
+            "{scrubbed}"
+        );
+        assert!(
+            scrubbed.contains("test result: ok. 1 passed; 0 failed"),
+            "{scrubbed}"
+        );
+    }
+
     proptest! {
+        #[test]
+        fn scrubbing_never_panics(text in "(.|\n){0,600}") {
+            let _ = scrub(&text, &["test_a".to_owned(), "test_b".to_owned()]);
+        }
+
         #[test]
         fn planning_never_panics_and_keeps_the_file(text in "(.|\n){0,600}", seed in any::<u64>()) {
             for form in [Form::PythonFunctions, Form::PythonTestCase, Form::Rust] {

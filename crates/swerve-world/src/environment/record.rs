@@ -106,6 +106,11 @@ impl Recorder {
             .as_ref()
             .and_then(|path| std::fs::read_to_string(path).ok())
             .unwrap_or_default();
+        // The sample is the run as the tests printed it: the grader's canaries unprinted.
+        let log = match &report.guard {
+            Some(guard) => swerve_eval::guard::canary::scrub(&log, &guard.canary_names()),
+            None => log,
+        };
         let real = RealGrade {
             reward: u8::from(report.resolved),
             test_report: test_report(
