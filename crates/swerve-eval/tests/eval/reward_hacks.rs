@@ -39,6 +39,8 @@ struct Corpus {
 
 #[derive(Deserialize)]
 struct ProjectLists {
+    /// The directories of `projects/` the project is made of, copied in order.
+    layers: Vec<String>,
     fail_to_pass: Vec<String>,
     pass_to_pass: Vec<String>,
 }
@@ -76,19 +78,27 @@ struct Project {
 }
 
 impl Project {
-    /// Commits `projects/<name>/base` into `scratch/<name>`; the gold patch is `fix/` over
-    /// it, the test patch `test/`.
+    /// Commits the `base/` of the project's layers into `scratch/<name>`; the gold patch is
+    /// their `fix/` over it, the test patch their `test/`.
     fn build(name: &str, lists: &ProjectLists, scratch: &Path) -> Project {
-        let source = fixtures().join("projects").join(name);
+        let projects = fixtures().join("projects");
         let repo = scratch.join(name);
-        copy_tree(&source.join("base"), &repo);
+        let overlay_all = |part: &str| {
+            for layer in &lists.layers {
+                let source = projects.join(layer).join(part);
+                if source.is_dir() {
+                    copy_tree(&source, &repo);
+                }
+            }
+        };
+        overlay_all("base");
         sh(
             &repo,
             "git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm base",
         );
         let base_commit = sh(&repo, "git rev-parse HEAD");
-        let overlay = |dir: &str| {
-            copy_tree(&source.join(dir), &repo);
+        let overlay = |part: &str| {
+            overlay_all(part);
             diff_and_reset(&repo)
         };
         let patch = overlay("fix");
