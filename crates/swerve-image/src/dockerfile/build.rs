@@ -815,6 +815,29 @@ impl<'d, 'b> Run<'d, 'b> {
         Ok(())
     }
 
+    /// A step that ran (not `CACHED`): its layer remembered under `key` for later builds,
+    /// counted, announced `DONE` with its time when `shown` (its number and start), and
+    /// added to `state`.
+    fn ran_step(
+        &mut self,
+        state: &mut State,
+        key: String,
+        layer: Option<Descriptor>,
+        history: String,
+        shown: Option<(usize, Instant)>,
+    ) -> Result<(), BuildError> {
+        self.remember(&key, &layer)?;
+        self.ran += 1;
+        if let Some((number, started)) = shown {
+            self.say(&format!(
+                "#{number} DONE {:.1}s",
+                started.elapsed().as_secs_f64()
+            ));
+        }
+        self.add_layer(state, key, layer, history);
+        Ok(())
+    }
+
     /// Adds `layer` (or none) to `state` under `key`, with its history.
     fn add_layer(
         &mut self,
@@ -1013,14 +1036,7 @@ impl<'d, 'b> Run<'d, 'b> {
         let layer = self.finish_upper(&upper);
         crate::remove_tree(&upper);
         let layer = layer?;
-        self.remember(&key, &layer)?;
-        self.ran += 1;
-        self.say(&format!(
-            "#{number} DONE {:.1}s",
-            started.elapsed().as_secs_f64()
-        ));
-        self.add_layer(state, key, layer, history);
-        Ok(())
+        self.ran_step(state, key, layer, history, Some((number, started)))
     }
 
     /// The layer of a `RUN`'s changes at `upper`: its diff stored as a blob, and `upper`
@@ -1132,10 +1148,7 @@ impl<'d, 'b> Run<'d, 'b> {
             self.parents(&tree, &format!("{relative}/x"), &mut entries);
         }
         let layer = self.write_entries(instruction, entries)?;
-        self.remember(&key, &layer)?;
-        self.ran += 1;
-        self.add_layer(state, key, layer, history);
-        Ok(())
+        self.ran_step(state, key, layer, history, None)
     }
 
     /// Entries for the directories leading to `path` (relative): those the stage has, as it
@@ -1432,14 +1445,7 @@ impl<'d, 'b> Run<'d, 'b> {
         }
         let started = Instant::now();
         let layer = self.write_entries(instruction, entries)?;
-        self.remember(&key, &layer)?;
-        self.ran += 1;
-        self.say(&format!(
-            "#{number} DONE {:.1}s",
-            started.elapsed().as_secs_f64()
-        ));
-        self.add_layer(state, key, layer, history);
-        Ok(())
+        self.ran_step(state, key, layer, history, Some((number, started)))
     }
 
     fn where_from(&self, from: &Option<String>) -> String {
