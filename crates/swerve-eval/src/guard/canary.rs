@@ -168,6 +168,18 @@ impl Form {
     }
 }
 
+/// Whether `file`'s name is a test module's by the runners' own conventions: `test_*.py`,
+/// `*_test.py`, `tests.py` (Django), `*_test.go`, and any Rust file under `tests/` or named
+/// `tests.rs`.
+pub fn test_named(file: &str) -> bool {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    (name.starts_with("test") && name.ends_with(".py"))
+        || name.ends_with("_test.py")
+        || name.ends_with("_test.go")
+        || (name.ends_with(".rs")
+            && (name == "tests.rs" || file.starts_with("tests/") || file.contains("/tests/")))
+}
+
 /// Whether the test command with `directives` runs the test file `file` (`directives`
 /// empty: the command runs the whole suite, `test_command` says where for Go).
 pub fn runs_file(form: Form, test_command: &str, directives: &[String], file: &str) -> bool {
@@ -889,6 +901,29 @@ mod tests {
         assert_eq!(Form::for_runner("gotest", "go test -v ./..."), Ok(Form::Go));
         assert!(Form::for_runner("gotest", "go test -run TestX ./...").is_err());
         assert!(Form::for_runner("tap", "npm test").is_err());
+    }
+
+    #[test]
+    fn test_named_files() {
+        for file in [
+            "tests/test_x.py",
+            "sympy/core/tests/test_basic.py",
+            "x_test.py",
+            "tests/queries/tests.py",
+            "pkg/x_test.go",
+            "tests/it.rs",
+            "src/merge/tests.rs",
+        ] {
+            assert!(test_named(file), "{file}");
+        }
+        for file in [
+            "sympy/testing/quality_unicode.py",
+            "tests/regrtest_data/failing.py",
+            "src/lib.rs",
+            "conftest.py",
+        ] {
+            assert!(!test_named(file), "{file}");
+        }
     }
 
     #[test]

@@ -228,6 +228,16 @@ impl Guard {
             .collect();
         files.sort();
         files.dedup();
+        // Test-named files first: the runner surely collects tests from them (a test patch
+        // also touches data files and helpers the command names: pylint's lint fixtures,
+        // SymPy's quality checks). SymPy's runner collects `test_*.py` alone.
+        let (named, other): (Vec<String>, Vec<String>) =
+            files.into_iter().partition(|file| canary::test_named(file));
+        let mut files = match (named.is_empty(), log_parser.as_str()) {
+            (false, _) => named,
+            (true, "sympy") => Vec::new(),
+            (true, _) => other,
+        };
         let mut reason = "the test patch names no test file the test command runs".to_owned();
         while !files.is_empty() {
             let file = files.remove(draws.below(files.len()));
@@ -396,15 +406,20 @@ pub fn forged_markers(log: &str, script: &str) -> Option<String> {
 /// How many times `script` prints `marker`: once per line holding it (`:` under `set -x`
 /// traces it, `echo` prints it), twice for an `echo` under `set -x` (trace and output).
 fn marker_prints(script: &str, marker: &str) -> usize {
-    let traced = script.lines().any(|line| {
+    let lines: Vec<&str> = script.lines().collect();
+    let commands: Vec<&str> = command_lines(&lines)
+        .into_iter()
+        .map(|index| lines[index])
+        .collect();
+    let traced = commands.iter().any(|line| {
         let line = line.trim();
         line.starts_with("set -")
             && line
                 .split_whitespace()
                 .any(|word| word.starts_with('-') && word.contains('x'))
     });
-    script
-        .lines()
+    commands
+        .iter()
         .filter(|line| line.contains(marker))
         .map(|line| {
             let line = line.trim_start();
@@ -423,30 +438,65 @@ fn marker_prints(script: &str, marker: &str) -> usize {
 /// The eval script cut where the tests start: the part that prepares them (up to the start
 /// marker: the install step, the test files' reset, the test patch) and the part that runs
 /// them, which repeats the first part's set-up lines (`#!`, `set`, `cd`, `export`,
-/// `source`, `conda activate`). `None` when the script has no start marker line.
+/// `source`, `conda activate`, at the start of a line). Heredoc bodies (the test patch) are
+/// never taken for commands: not for set-up lines, not for the marker. `None` when the
+/// script has no start marker line.
 pub fn split_eval_script(script: &str) -> Option<(String, String)> {
     let lines: Vec<&str> = script.lines().collect();
-    let start = lines
-        .iter()
-        .position(|line| line.contains(START_TEST_OUTPUT))?;
-    let setup: Vec<&str> = lines[..start]
+    let commands = command_lines(&lines);
+    let start = commands
         .iter()
         .copied()
+        .find(|&index| lines[index].contains(START_TEST_OUTPUT))?;
+    let setup: Vec<&str> = commands
+        .iter()
+        .take_while(|&&index| index < start)
+        .map(|&index| lines[index])
         .filter(|line| {
-            let line = line.trim_start();
-            line.starts_with("#!")
-                || line.starts_with("set ")
-                || line.starts_with("cd ")
-                || line.starts_with("export ")
-                || line.starts_with("source ")
-                || line.starts_with(". ")
-                || line.starts_with("conda activate")
-                || (line.starts_with("if [ -f /opt/miniconda3/bin/activate ]"))
+            [
+                "#!",
+                "set ",
+                "cd ",
+                "export ",
+                "source ",
+                ". ",
+                "conda activate",
+                "if [ -f /opt/miniconda3/bin/activate ]",
+            ]
+            .iter()
+            .any(|prefix| line.starts_with(prefix))
         })
         .collect();
     let prepare = format!("{}\n", lines[..start].join("\n"));
     let run = format!("{}\n{}\n", setup.join("\n"), lines[start..].join("\n"));
     Some((prepare, run))
+}
+
+/// The indices of `lines` that are the shell's to read as commands: all but heredoc bodies
+/// and their closing delimiters (`<<EOF`, `<<'EOF'`, `<<"EOF"`, `<<-EOF`, several per line).
+fn command_lines(lines: &[&str]) -> Vec<usize> {
+    let opener = regex::Regex::new(r#"<<(-?)\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)(['"]?)"#)
+        .expect("a valid pattern");
+    let mut commands = Vec::new();
+    let mut pending: std::collections::VecDeque<(bool, String)> = Default::default();
+    for (index, line) in lines.iter().enumerate() {
+        if let Some((strip_tabs, delimiter)) = pending.front() {
+            let body = if *strip_tabs {
+                line.trim_start_matches('\t')
+            } else {
+                line
+            };
+            if body == delimiter {
+                pending.pop_front();
+            }
+            continue;
+        }
+        commands.push(index);
+        for captures in opener.captures_iter(line) {
+            pending.push_back((&captures[1] == "-", captures[3].to_owned()));
+        }
+    }
+    commands
 }
 
 #[cfg(test)]
@@ -507,6 +557,19 @@ mod tests {
             "#!/bin/bash\nset -uxo pipefail\ncd /testbed\nexport A=1\n: '>>>>> Start Test Output'\npytest -rA\n: '>>>>> End Test Output'\n"
         );
         assert!(split_eval_script("pytest\n").is_none());
+    }
+
+    #[test]
+    fn heredoc_bodies_are_not_commands() {
+        // A test patch's context line that reads like a set-up line (sympy-16792's), and a
+        // marker inside the patch, stay in the heredoc.
+        let script = "#!/bin/bash\nset -uxo pipefail\ncd /testbed\ngit apply -v - <<'EOF_114329324912'\n     source = get_string(code_gen.dump_f95, [])\ncd /elsewhere\n: '>>>>> Start Test Output'\nEOF_114329324912\ncat <<-END > x\n\tsource y\n\tEND\n: '>>>>> Start Test Output'\npytest -rA\n";
+        let (prepare, run) = split_eval_script(script).unwrap();
+        assert_eq!(
+            run,
+            "#!/bin/bash\nset -uxo pipefail\ncd /testbed\n: '>>>>> Start Test Output'\npytest -rA\n"
+        );
+        assert!(prepare.ends_with("\tEND\n"), "{prepare}");
     }
 
     #[test]
