@@ -64,7 +64,12 @@ def on_ray(*sets):
 
 
 def normal(value, out=None):
-    """``value`` without timings, with the run directory ``out`` named ``OUT``."""
+    """``value`` without timings, with the run directory ``out`` named ``OUT``, and the
+    grader's canaries by their statuses alone (their names and file are drawn afresh for
+    every evaluation, docs/security.md)."""
+    if isinstance(value, dict) and "must_pass" in value and "must_fail" in value:
+        return {"placed": value.get("placed"),
+                "statuses": [value[key].get("status") for key in ("must_pass", "must_fail")]}
     if isinstance(value, dict):
         return {k: normal(v, out) for k, v in value.items() if not VARYING.search(k)}
     if isinstance(value, list):
