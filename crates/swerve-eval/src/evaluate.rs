@@ -366,6 +366,8 @@ impl Evaluator<'_> {
             Guard::new(run, self.settings.test_machinery, &repo_dir)
         });
 
+        // Without a patch nothing can have changed the machinery: the guard lists none.
+        let patched = patch.is_some_and(|patch| !patch.is_empty());
         let mut log = String::new();
         let fixtures = start_fixtures(shell.as_ref(), &scripts.fixtures, &mut log);
         let runner = fixtures
@@ -373,11 +375,11 @@ impl Evaluator<'_> {
                 Some(probe) => probe_runner(shell.as_ref(), probe, short, &mut log),
                 None => Ok(()),
             })
-            .and_then(|()| match &mut guard {
-                Some(guard) => guard
+            .and_then(|()| match (&mut guard, patched) {
+                (Some(guard), true) => guard
                     .before_patch(shell.as_ref(), short)
                     .map_err(|error| (InfraReason::SandboxFault, error)),
-                None => Ok(()),
+                _ => Ok(()),
             });
         let started = Instant::now();
         if let Some(patch) = patch.filter(|patch| !patch.is_empty()) {
@@ -406,15 +408,14 @@ impl Evaluator<'_> {
         report.patch_successfully_applied = true;
         // GNU patch's fallback can run an ed script: nothing it started may watch, or trace,
         // the guard's listing and restore.
-        let runner = runner.and_then(|()| match guard.is_some() {
-            true => kill_leftovers(shell.as_ref(), &workspace, &scripts.fixtures, &mut log),
-            false => Ok(()),
-        });
-        let runner = runner.and_then(|()| match &mut guard {
-            Some(guard) => guard
-                .after_patch(shell.as_ref(), patch, short)
-                .map_err(|error| (InfraReason::SandboxFault, error)),
-            None => Ok(()),
+        let runner = runner.and_then(|()| match (&mut guard, patched) {
+            (Some(guard), true) => {
+                kill_leftovers(shell.as_ref(), &workspace, &scripts.fixtures, &mut log)?;
+                guard
+                    .after_patch(shell.as_ref(), patch, short)
+                    .map_err(|error| (InfraReason::SandboxFault, error))
+            }
+            _ => Ok(()),
         });
         report.timings.patch = Some(started.elapsed().as_secs_f64());
         if let Err((reason, message)) = runner {

@@ -19,10 +19,12 @@ use crate::parsers::StatusMap;
 use crate::status::{EvalType, TestStatus};
 use serde::{Deserialize, Serialize};
 
-/// A source of random draws: fresh from the kernel per evaluation, or seeded (tests).
+/// A source of random draws: a seed fresh from the kernel per evaluation (or given, in
+/// tests), each draw [`swerve_core::seeded::draw`] of it and the draw's number.
 #[derive(Debug, Clone)]
 pub struct Draws {
-    state: u64,
+    seed: u64,
+    count: u64,
 }
 
 impl Draws {
@@ -31,7 +33,7 @@ impl Draws {
         let mut seed = [0u8; 8];
         let read = std::fs::File::open("/dev/urandom")
             .and_then(|mut file| std::io::Read::read_exact(&mut file, &mut seed));
-        let state = match read {
+        let seed = match read {
             Ok(()) => u64::from_le_bytes(seed),
             Err(_) => {
                 let nanos = std::time::SystemTime::now()
@@ -40,26 +42,19 @@ impl Draws {
                 nanos ^ (u64::from(std::process::id()) << 32)
             }
         };
-        Draws { state }
+        Draws::seeded(seed)
     }
 
     /// Draws that depend only on `seed`.
     pub fn seeded(seed: u64) -> Draws {
-        Draws { state: seed }
+        Draws { seed, count: 0 }
     }
 
-    /// The next number (SplitMix64).
-    fn next(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `0..n` (`n > 0`).
+    /// A number in `0..n` (`n > 0`; at most `u32::MAX`).
     pub(crate) fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        self.count += 1;
+        let max = u32::try_from(n.max(1) - 1).unwrap_or(u32::MAX);
+        swerve_core::seeded::draw(self.seed, &self.count.to_string(), 0, max) as usize
     }
 
     /// A number in `low..=high`.

@@ -14,6 +14,8 @@
 
 use std::collections::BTreeMap;
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
 
 use crate::spec::shell::quote;
@@ -646,46 +648,16 @@ fn strip_side(side: &str) -> &str {
         .unwrap_or(side)
 }
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 /// Standard base64 with padding (as coreutils' `base64` writes it).
 fn encode(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let value = (u32::from(chunk[0]) << 16)
-            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*chunk.get(2).unwrap_or(&0));
-        for index in 0..4 {
-            if index <= chunk.len() {
-                out.push(ALPHABET[(value >> (18 - 6 * index)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    STANDARD.encode(bytes)
 }
 
 /// The inverse of [`encode`].
 fn decode(text: &str) -> Result<Vec<u8>, SnapshotError> {
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    let mut buffer = 0u32;
-    let mut bits = 0;
-    for byte in text.bytes() {
-        if byte == b'=' {
-            break;
-        }
-        let Some(value) = ALPHABET.iter().position(|c| *c == byte) else {
-            return Err(SnapshotError(format!("not base64: {text:.40}")));
-        };
-        buffer = (buffer << 6) | value as u32;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((buffer >> bits) as u8);
-        }
-    }
-    Ok(out)
+    STANDARD
+        .decode(text)
+        .map_err(|error| SnapshotError(format!("not base64 ({error}): {text:.40}")))
 }
 
 #[cfg(test)]
